@@ -1,0 +1,1 @@
+//! Synthetic clusters at scale, shared by the criterion benchmarks.

@@ -1,0 +1,22 @@
+//! `svcnet hints` (not built yet).
+
+use std::process::ExitCode;
+
+use crate::error::CliError;
+use crate::output::Format;
+
+/// Arguments of `svcnet hints`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub output: Format,
+    /// Extra arguments, accepted until this subcommand is built.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub rest: Vec<String>,
+}
+
+/// Runs `svcnet hints`.
+pub fn run(_args: Args) -> Result<ExitCode, CliError> {
+    Err(CliError::Usage("svcnet hints is not built yet".into()))
+}

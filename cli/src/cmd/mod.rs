@@ -1,0 +1,10 @@
+//! One module per subcommand, each with its `Args` and `run`.
+
+pub mod alloc;
+pub mod dns;
+pub mod endpoints;
+pub mod env;
+pub mod hints;
+pub mod mirror;
+pub mod slice;
+pub mod validate;

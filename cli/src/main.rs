@@ -1,0 +1,70 @@
+//! `svcnet`: computes what Kubernetes Service networking decides, from Kubernetes YAML or JSON.
+//!
+//! Every subcommand reads its input, calls one of the svcnet library crates and prints the
+//! result. Exit codes: 0 done (and valid), 1 invalid input or a refused operation, 2 the command
+//! line or the input could not be read.
+
+mod cmd;
+mod error;
+mod input;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Kubernetes Service networking, computed offline.
+#[derive(Debug, Parser)]
+#[command(name = "svcnet", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Default and validate Services, EndpointSlices, ServiceCIDRs and NetworkPolicies.
+    Validate(cmd::validate::Args),
+    /// Run an allocator operation script (ClusterIP, NodePort, multi-CIDR).
+    Alloc(cmd::alloc::Args),
+    /// Plan the EndpointSlices of Services with selectors.
+    Slice(cmd::slice::Args),
+    /// Plan the EndpointSlices mirrored from selector-less Services' Endpoints.
+    Mirror(cmd::mirror::Args),
+    /// Fill or remove topology hints on EndpointSlices.
+    Hints(cmd::hints::Args),
+    /// The endpoints the proxy on one node would use for each service port.
+    Endpoints(cmd::endpoints::Args),
+    /// The DNS records a cluster DNS server serves.
+    Dns(cmd::dns::Args),
+    /// The service environment variables the kubelet injects into a container.
+    Env(cmd::env::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Validate(a) => cmd::validate::run(a),
+        Command::Alloc(a) => cmd::alloc::run(a),
+        Command::Slice(a) => cmd::slice::run(a),
+        Command::Mirror(a) => cmd::mirror::run(a),
+        Command::Hints(a) => cmd::hints::run(a),
+        Command::Endpoints(a) => cmd::endpoints::run(a),
+        Command::Dns(a) => cmd::dns::run(a),
+        Command::Env(a) => cmd::env::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("svcnet: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

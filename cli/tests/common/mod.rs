@@ -1,0 +1,139 @@
+//! Shared helpers of the CLI's integration tests: running the built `svcnet` binary and loading
+//! the conformance cases kept under `tests/conformance/<area>/`.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::Value;
+
+/// What one run of the binary gave.
+pub struct Run {
+    /// The exit code (-1 when killed by a signal).
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+/// Runs `svcnet ARGS...`.
+pub fn svcnet(args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_svcnet"))
+        .args(args)
+        .output()
+        .expect("run svcnet");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Runs `svcnet ARGS...` with `stdin` as standard input.
+pub fn svcnet_stdin(args: &[&str], stdin: &[u8]) -> Run {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_svcnet"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn svcnet");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("wait svcnet");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A fresh scratch directory for one test.
+pub fn scratch_dir(tag: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "svcnet-test-{}-{}-{}",
+        std::process::id(),
+        tag,
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("create scratch dir");
+    dir
+}
+
+/// Writes `value` as JSON into `dir/name` and returns the path as a string.
+pub fn write_json(dir: &Path, name: &str, value: &Value) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_vec(value).expect("encode")).expect("write");
+    p.to_string_lossy().into_owned()
+}
+
+/// The cases of one area, sorted by file name: `(file name, case)`.
+pub fn cases(area: &str) -> Vec<(String, Value)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/conformance")
+        .join(area);
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let text = std::fs::read_to_string(dir.join(&n)).expect("read case");
+            let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{n}: {e}"));
+            (n, v)
+        })
+        .collect()
+}
+
+/// Parses the first JSON document of `out` (the whole text, or its first line).
+pub fn first_json(out: &str) -> Option<Value> {
+    let t = out.trim();
+    serde_json::from_str(t)
+        .ok()
+        .or_else(|| serde_json::from_str(t.lines().next()?).ok())
+}
+
+/// Runs `check` over every case of `area` and fails with the list of failing cases.
+pub fn run_area(area: &str, check: impl Fn(&Value, &Path) -> Result<(), String>) {
+    let all = cases(area);
+    assert!(!all.is_empty(), "no cases for {area}");
+    let mut failures = Vec::new();
+    for (name, case) in &all {
+        let dir = scratch_dir(area);
+        if let Err(why) = check(case, &dir) {
+            failures.push(format!("{name}: {why}"));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} {area} cases fail:\n{}",
+        failures.len(),
+        all.len(),
+        failures.join("\n")
+    );
+}
+
+/// True when every key of `want` is in `got` with an equal (recursively subset) value.
+pub fn subset(want: &Value, got: &Value) -> bool {
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => {
+            w.iter().all(|(k, v)| g.get(k).is_some_and(|gv| subset(v, gv)))
+        }
+        (Value::Object(_), _) => false,
+        _ => want == got,
+    }
+}

@@ -1,0 +1,1 @@
+//! The DNS records and service environment variables that make Kubernetes Services discoverable.

@@ -1,0 +1,1 @@
+//! Runnable examples of svcnet; see the `examples` targets of this package.

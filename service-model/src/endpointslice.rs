@@ -1,0 +1,178 @@
+//! discovery/v1 `EndpointSlice`: a shard of a Service's endpoints.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ObjectMeta, ObjectReference};
+
+/// Values of `addressType`.
+pub mod address_type {
+    /// IPv4 addresses.
+    pub const IPV4: &str = "IPv4";
+    /// IPv6 addresses.
+    pub const IPV6: &str = "IPv6";
+    /// Fully qualified domain names (deprecated).
+    pub const FQDN: &str = "FQDN";
+}
+
+/// Well-known labels on EndpointSlices.
+pub mod labels {
+    /// The Service a slice belongs to.
+    pub const SERVICE_NAME: &str = "kubernetes.io/service-name";
+    /// The controller that manages a slice.
+    pub const MANAGED_BY: &str = "endpointslice.kubernetes.io/managed-by";
+    /// The value of `MANAGED_BY` for the EndpointSlice controller.
+    pub const CONTROLLER_NAME: &str = "endpointslice-controller.k8s.io";
+    /// The value of `MANAGED_BY` for the mirroring controller.
+    pub const MIRRORING_CONTROLLER_NAME: &str = "endpointslicemirroring-controller.k8s.io";
+    /// Set on slices of headless Services.
+    pub const HEADLESS: &str = "service.kubernetes.io/headless";
+}
+
+/// discovery/v1 `EndpointSlice`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointSlice {
+    /// `discovery.k8s.io/v1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// `EndpointSlice`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Name, namespace, labels (`kubernetes.io/service-name`) and owner.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// `IPv4`, `IPv6` or `FQDN`.
+    #[serde(default)]
+    pub address_type: String,
+    /// The endpoints; `null` and `[]` both mean none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoints: Option<Vec<Endpoint>>,
+    /// The ports every endpoint of this slice serves; `null` means "all ports" (no ports known).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Vec<EndpointPort>>,
+}
+
+impl EndpointSlice {
+    /// The endpoints, or an empty slice.
+    pub fn endpoints(&self) -> &[Endpoint] {
+        self.endpoints.as_deref().unwrap_or(&[])
+    }
+
+    /// The ports, or an empty slice.
+    pub fn ports(&self) -> &[EndpointPort] {
+        self.ports.as_deref().unwrap_or(&[])
+    }
+
+    /// The Service this slice is labelled with (`kubernetes.io/service-name`).
+    pub fn service_name(&self) -> Option<&str> {
+        self.metadata.label(labels::SERVICE_NAME)
+    }
+}
+
+/// discovery/v1 `Endpoint`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    /// The endpoint's addresses (one, by convention), of the slice's address type.
+    #[serde(default)]
+    pub addresses: Vec<String>,
+    /// Ready, serving, terminating.
+    #[serde(default)]
+    pub conditions: EndpointConditions,
+    /// The endpoint's hostname (a DNS label).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// The object behind the endpoint, usually a Pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_ref: Option<ObjectReference>,
+    /// Deprecated topology labels (v1beta1); kept for round trips.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deprecated_topology: Option<crate::StringMap>,
+    /// The node hosting the endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<String>,
+    /// The zone the endpoint is in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zone: Option<String>,
+    /// Topology hints for consumers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hints: Option<EndpointHints>,
+}
+
+/// discovery/v1 `EndpointConditions`. Each is tri-state: `None` means unknown.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointConditions {
+    /// Ready to receive traffic (unknown is read as ready).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    /// Serving, whether or not terminating (unknown is read as ready's value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serving: Option<bool>,
+    /// Terminating (unknown is read as not terminating).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminating: Option<bool>,
+}
+
+impl EndpointConditions {
+    /// `ready`, reading unknown as true, as consumers are told to.
+    pub fn is_ready(&self) -> bool {
+        self.ready.unwrap_or(true)
+    }
+
+    /// `serving`, reading unknown as `is_ready()`.
+    pub fn is_serving(&self) -> bool {
+        self.serving.unwrap_or_else(|| self.is_ready())
+    }
+
+    /// `terminating`, reading unknown as false.
+    pub fn is_terminating(&self) -> bool {
+        self.terminating.unwrap_or(false)
+    }
+}
+
+/// discovery/v1 `EndpointHints`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointHints {
+    /// Zones that should consume this endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub for_zones: Option<Vec<ForZone>>,
+    /// Nodes that should consume this endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub for_nodes: Option<Vec<ForNode>>,
+}
+
+/// discovery/v1 `ForZone`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ForZone {
+    /// The zone's name.
+    #[serde(default)]
+    pub name: String,
+}
+
+/// discovery/v1 `ForNode`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ForNode {
+    /// The node's name.
+    #[serde(default)]
+    pub name: String,
+}
+
+/// discovery/v1 `EndpointPort`. Every field is optional on the wire.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EndpointPort {
+    /// The port's name, matching the Service port's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `TCP`, `UDP` or `SCTP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// The port number; `None` means "all ports".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<i32>,
+    /// The application protocol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_protocol: Option<String>,
+}

@@ -1,0 +1,289 @@
+//! Kubernetes-style field errors: a path, a type, the bad value and a detail.
+//!
+//! ```
+//! use svcnet_model::field::{FieldError, Path};
+//! let p = Path::new("spec").child("ports").index(0).child("port");
+//! let e = FieldError::invalid(&p, 0, "must be between 1 and 65535, inclusive");
+//! assert_eq!(e.to_string(), "spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive");
+//! ```
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The kind of a field error, as `field.ErrorType` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum ErrorType {
+    /// `FieldValueNotFound`.
+    NotFound,
+    /// `FieldValueRequired`.
+    Required,
+    /// `FieldValueDuplicate`.
+    Duplicate,
+    /// `FieldValueInvalid`.
+    Invalid,
+    /// `FieldValueNotSupported`.
+    NotSupported,
+    /// `FieldValueForbidden`.
+    Forbidden,
+    /// `FieldValueTooLong`.
+    TooLong,
+    /// `FieldValueTooMany`.
+    TooMany,
+    /// `InternalError`.
+    Internal,
+    /// `FieldValueTypeInvalid`.
+    TypeInvalid,
+}
+
+impl ErrorType {
+    /// The reason string used in a `Status` cause, e.g. `FieldValueInvalid`.
+    pub fn reason(self) -> &'static str {
+        match self {
+            ErrorType::NotFound => "FieldValueNotFound",
+            ErrorType::Required => "FieldValueRequired",
+            ErrorType::Duplicate => "FieldValueDuplicate",
+            ErrorType::Invalid => "FieldValueInvalid",
+            ErrorType::NotSupported => "FieldValueNotSupported",
+            ErrorType::Forbidden => "FieldValueForbidden",
+            ErrorType::TooLong => "FieldValueTooLong",
+            ErrorType::TooMany => "FieldValueTooMany",
+            ErrorType::Internal => "InternalError",
+            ErrorType::TypeInvalid => "FieldValueTypeInvalid",
+        }
+    }
+
+    /// The human text that starts a message, e.g. `Invalid value`.
+    pub fn text(self) -> &'static str {
+        match self {
+            ErrorType::NotFound => "Not found",
+            ErrorType::Required => "Required value",
+            ErrorType::Duplicate => "Duplicate value",
+            ErrorType::Invalid => "Invalid value",
+            ErrorType::NotSupported => "Unsupported value",
+            ErrorType::Forbidden => "Forbidden",
+            ErrorType::TooLong => "Too long",
+            ErrorType::TooMany => "Too many",
+            ErrorType::Internal => "Internal error",
+            ErrorType::TypeInvalid => "Invalid value",
+        }
+    }
+}
+
+/// The offending value carried by an error, printed as Kubernetes prints it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum BadValue {
+    /// No value (printed `null`).
+    Null,
+    /// A string (printed quoted).
+    Str(String),
+    /// An integer (printed bare).
+    Int(i64),
+    /// A boolean (printed bare).
+    Bool(bool),
+    /// Any other value, already rendered as Kubernetes would print it.
+    Raw(String),
+}
+
+impl fmt::Display for BadValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BadValue::Null => f.write_str("null"),
+            BadValue::Str(s) => write!(f, "{s:?}"),
+            BadValue::Int(i) => write!(f, "{i}"),
+            BadValue::Bool(b) => write!(f, "{b}"),
+            BadValue::Raw(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<&str> for BadValue {
+    fn from(v: &str) -> Self {
+        BadValue::Str(v.to_owned())
+    }
+}
+impl From<String> for BadValue {
+    fn from(v: String) -> Self {
+        BadValue::Str(v)
+    }
+}
+impl From<&String> for BadValue {
+    fn from(v: &String) -> Self {
+        BadValue::Str(v.clone())
+    }
+}
+impl From<i32> for BadValue {
+    fn from(v: i32) -> Self {
+        BadValue::Int(v.into())
+    }
+}
+impl From<i64> for BadValue {
+    fn from(v: i64) -> Self {
+        BadValue::Int(v)
+    }
+}
+impl From<usize> for BadValue {
+    fn from(v: usize) -> Self {
+        BadValue::Int(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+}
+impl From<bool> for BadValue {
+    fn from(v: bool) -> Self {
+        BadValue::Bool(v)
+    }
+}
+
+/// A field path such as `spec.ports[0].port` or `metadata.annotations[key]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Path(String);
+
+impl Path {
+    /// A root path (`spec`, `metadata`, ...).
+    pub fn new(root: &str) -> Self {
+        Path(root.to_owned())
+    }
+
+    /// `self.name`.
+    pub fn child(&self, name: &str) -> Self {
+        if self.0.is_empty() {
+            Path(name.to_owned())
+        } else {
+            Path(format!("{}.{name}", self.0))
+        }
+    }
+
+    /// `self[i]`.
+    pub fn index(&self, i: usize) -> Self {
+        Path(format!("{}[{i}]", self.0))
+    }
+
+    /// `self[key]`.
+    pub fn key(&self, key: &str) -> Self {
+        Path(format!("{}[{key}]", self.0))
+    }
+
+    /// The path as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One validation failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldError {
+    /// What kind of failure.
+    pub type_: ErrorType,
+    /// The field path.
+    pub field: String,
+    /// The offending value.
+    pub bad_value: BadValue,
+    /// Why it is wrong.
+    pub detail: String,
+}
+
+impl FieldError {
+    fn new(type_: ErrorType, path: &Path, bad_value: BadValue, detail: impl Into<String>) -> Self {
+        FieldError {
+            type_,
+            field: path.0.clone(),
+            bad_value,
+            detail: detail.into(),
+        }
+    }
+
+    /// `field.Required`.
+    pub fn required(path: &Path, detail: impl Into<String>) -> Self {
+        Self::new(ErrorType::Required, path, BadValue::Str(String::new()), detail)
+    }
+
+    /// `field.Invalid`.
+    pub fn invalid(path: &Path, value: impl Into<BadValue>, detail: impl Into<String>) -> Self {
+        Self::new(ErrorType::Invalid, path, value.into(), detail)
+    }
+
+    /// `field.Duplicate`.
+    pub fn duplicate(path: &Path, value: impl Into<BadValue>) -> Self {
+        Self::new(ErrorType::Duplicate, path, value.into(), "")
+    }
+
+    /// `field.NotFound`.
+    pub fn not_found(path: &Path, value: impl Into<BadValue>) -> Self {
+        Self::new(ErrorType::NotFound, path, value.into(), "")
+    }
+
+    /// `field.NotSupported`: the detail lists the supported values, quoted, as Kubernetes does.
+    pub fn not_supported<S: AsRef<str>>(path: &Path, value: impl Into<BadValue>, supported: &[S]) -> Self {
+        let detail = if supported.is_empty() {
+            String::new()
+        } else {
+            let quoted: Vec<String> = supported.iter().map(|s| format!("{:?}", s.as_ref())).collect();
+            format!("supported values: {}", quoted.join(", "))
+        };
+        Self::new(ErrorType::NotSupported, path, value.into(), detail)
+    }
+
+    /// `field.Forbidden`.
+    pub fn forbidden(path: &Path, detail: impl Into<String>) -> Self {
+        Self::new(ErrorType::Forbidden, path, BadValue::Str(String::new()), detail)
+    }
+
+    /// `field.TooLong` with the maximum length in bytes.
+    pub fn too_long(path: &Path, value: impl Into<BadValue>, max: usize) -> Self {
+        Self::new(
+            ErrorType::TooLong,
+            path,
+            value.into(),
+            format!("may not be more than {max} bytes"),
+        )
+    }
+
+    /// `field.TooMany` with the actual and maximum counts.
+    pub fn too_many(path: &Path, actual: usize, max: usize) -> Self {
+        Self::new(
+            ErrorType::TooMany,
+            path,
+            BadValue::from(actual),
+            format!("must have at most {max} items"),
+        )
+    }
+
+    /// `field.InternalError`.
+    pub fn internal(path: &Path, detail: impl Into<String>) -> Self {
+        Self::new(ErrorType::Internal, path, BadValue::Null, detail)
+    }
+
+    /// The message without the field, as a `Status` cause carries it
+    /// (`Invalid value: 0: must be between 1 and 65535, inclusive`).
+    pub fn body(&self) -> String {
+        let mut s = match self.type_ {
+            ErrorType::Required | ErrorType::Forbidden | ErrorType::TooLong | ErrorType::Internal => {
+                self.type_.text().to_owned()
+            }
+            _ => format!("{}: {}", self.type_.text(), self.bad_value),
+        };
+        if !self.detail.is_empty() {
+            s.push_str(": ");
+            s.push_str(&self.detail);
+        }
+        s
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.body())
+    }
+}
+
+impl std::error::Error for FieldError {}
+
+/// A list of field errors; empty means valid.
+pub type ErrorList = Vec<FieldError>;

@@ -1,0 +1,360 @@
+//! core/v1 `Service`: the object every other part of svcnet starts from.
+
+use std::net::IpAddr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Condition, IntOrString, ModelError, ObjectMeta, StringMap};
+
+/// Values of `spec.type`.
+pub mod service_type {
+    /// A virtual IP reachable inside the cluster (the default).
+    pub const CLUSTER_IP: &str = "ClusterIP";
+    /// A ClusterIP plus a port on every node.
+    pub const NODE_PORT: &str = "NodePort";
+    /// A NodePort plus an external load balancer.
+    pub const LOAD_BALANCER: &str = "LoadBalancer";
+    /// A DNS alias (CNAME) to `spec.externalName`; no proxying.
+    pub const EXTERNAL_NAME: &str = "ExternalName";
+}
+
+/// Values of `spec.ipFamilyPolicy`.
+pub mod ip_family_policy {
+    /// One IP family.
+    pub const SINGLE_STACK: &str = "SingleStack";
+    /// Two families where the cluster has them, else one.
+    pub const PREFER_DUAL_STACK: &str = "PreferDualStack";
+    /// Two families, or the Service is refused.
+    pub const REQUIRE_DUAL_STACK: &str = "RequireDualStack";
+}
+
+/// Values of `spec.ipFamilies[*]` and of an IP's family.
+pub mod ip_family {
+    /// IPv4.
+    pub const IPV4: &str = "IPv4";
+    /// IPv6.
+    pub const IPV6: &str = "IPv6";
+}
+
+/// Values of a port's `protocol`.
+pub mod protocol {
+    /// TCP (the default).
+    pub const TCP: &str = "TCP";
+    /// UDP.
+    pub const UDP: &str = "UDP";
+    /// SCTP.
+    pub const SCTP: &str = "SCTP";
+}
+
+/// Values of `spec.externalTrafficPolicy` and `spec.internalTrafficPolicy`.
+pub mod traffic_policy {
+    /// Any ready endpoint in the cluster.
+    pub const CLUSTER: &str = "Cluster";
+    /// Only endpoints on the receiving node.
+    pub const LOCAL: &str = "Local";
+}
+
+/// Values of `spec.sessionAffinity`.
+pub mod session_affinity {
+    /// No affinity (the default).
+    pub const NONE: &str = "None";
+    /// Stick a client IP to one endpoint.
+    pub const CLIENT_IP: &str = "ClientIP";
+}
+
+/// Values of `spec.trafficDistribution`.
+pub mod traffic_distribution {
+    /// Prefer topologically close endpoints (same zone).
+    pub const PREFER_CLOSE: &str = "PreferClose";
+    /// Prefer endpoints in the same zone.
+    pub const PREFER_SAME_ZONE: &str = "PreferSameZone";
+    /// Prefer endpoints on the same node.
+    pub const PREFER_SAME_NODE: &str = "PreferSameNode";
+}
+
+/// The literal `clusterIP: None` that makes a Service headless.
+pub const CLUSTER_IP_NONE: &str = "None";
+
+/// core/v1 `Service`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Service {
+    /// `v1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// `Service`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Name, namespace, labels and the rest.
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    /// The desired state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<ServiceSpec>,
+    /// The observed state (load balancer ingress, conditions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ServiceStatus>,
+}
+
+/// core/v1 `ServiceSpec`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceSpec {
+    /// The ports the Service exposes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Vec<ServicePort>>,
+    /// Label selector of the backing pods; absent for selector-less Services.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<StringMap>,
+    /// The primary cluster IP, `None` for headless, empty to allocate.
+    #[serde(rename = "clusterIP", default, skip_serializing_if = "Option::is_none")]
+    pub cluster_ip: Option<String>,
+    /// All cluster IPs, one per family; `[0]` equals `clusterIP`.
+    #[serde(rename = "clusterIPs", default, skip_serializing_if = "Option::is_none")]
+    pub cluster_ips: Option<Vec<String>>,
+    /// `ClusterIP`, `NodePort`, `LoadBalancer` or `ExternalName`.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub type_: Option<String>,
+    /// Extra IPs the Service answers on.
+    #[serde(rename = "externalIPs", default, skip_serializing_if = "Option::is_none")]
+    pub external_ips: Option<Vec<String>>,
+    /// `None` or `ClientIP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_affinity: Option<String>,
+    /// Deprecated: the requested load balancer IP.
+    #[serde(rename = "loadBalancerIP", default, skip_serializing_if = "Option::is_none")]
+    pub load_balancer_ip: Option<String>,
+    /// Client CIDRs allowed through the load balancer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_balancer_source_ranges: Option<Vec<String>>,
+    /// The DNS name an `ExternalName` Service aliases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_name: Option<String>,
+    /// `Cluster` or `Local`, for external traffic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_traffic_policy: Option<String>,
+    /// The health check node port for `externalTrafficPolicy: Local` load balancers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_check_node_port: Option<i32>,
+    /// Publish endpoints whether or not they are ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publish_not_ready_addresses: Option<bool>,
+    /// Session affinity settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_affinity_config: Option<SessionAffinityConfig>,
+    /// `IPv4` and/or `IPv6`, in order of preference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_families: Option<Vec<String>>,
+    /// `SingleStack`, `PreferDualStack` or `RequireDualStack`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_family_policy: Option<String>,
+    /// Whether a LoadBalancer Service gets node ports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocate_load_balancer_node_ports: Option<bool>,
+    /// The load balancer implementation to use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_balancer_class: Option<String>,
+    /// `Cluster` or `Local`, for traffic from inside the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internal_traffic_policy: Option<String>,
+    /// `PreferClose`, `PreferSameZone` or `PreferSameNode`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traffic_distribution: Option<String>,
+}
+
+/// core/v1 `ServicePort`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServicePort {
+    /// The port's name; required when there is more than one port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `TCP`, `UDP` or `SCTP`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// The application protocol (e.g. `http`, `kubernetes.io/h2c`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_protocol: Option<String>,
+    /// The port the Service listens on.
+    #[serde(default)]
+    pub port: i32,
+    /// The pod port: a number or a container port name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_port: Option<IntOrString>,
+    /// The node port, for NodePort and LoadBalancer Services.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_port: Option<i32>,
+}
+
+/// core/v1 `SessionAffinityConfig`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionAffinityConfig {
+    /// ClientIP affinity settings.
+    #[serde(rename = "clientIP", default, skip_serializing_if = "Option::is_none")]
+    pub client_ip: Option<ClientIpConfig>,
+}
+
+/// core/v1 `ClientIPConfig`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientIpConfig {
+    /// Seconds a client sticks to an endpoint (1..=86400; default 10800).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<i32>,
+}
+
+/// core/v1 `ServiceStatus`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceStatus {
+    /// The load balancer's current state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load_balancer: Option<LoadBalancerStatus>,
+    /// Standard conditions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<Condition>>,
+}
+
+/// core/v1 `LoadBalancerStatus`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadBalancerStatus {
+    /// The load balancer's ingress points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingress: Option<Vec<LoadBalancerIngress>>,
+}
+
+/// core/v1 `LoadBalancerIngress`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadBalancerIngress {
+    /// An IP of the load balancer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip: Option<String>,
+    /// A DNS name of the load balancer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// `VIP` or `Proxy`: how traffic reaches the node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ip_mode: Option<String>,
+    /// Per-port status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ports: Option<Vec<PortStatus>>,
+}
+
+/// core/v1 `PortStatus`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PortStatus {
+    /// The port number.
+    #[serde(default)]
+    pub port: i32,
+    /// The protocol.
+    #[serde(default)]
+    pub protocol: String,
+    /// An error in CamelCase, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Service {
+    /// The spec, or an empty one.
+    pub fn spec(&self) -> &ServiceSpec {
+        static EMPTY: ServiceSpec = ServiceSpec::EMPTY;
+        self.spec.as_ref().unwrap_or(&EMPTY)
+    }
+
+    /// The spec, created empty when absent.
+    pub fn spec_mut(&mut self) -> &mut ServiceSpec {
+        self.spec.get_or_insert_with(ServiceSpec::default)
+    }
+
+    /// `spec.type`, treating unset as `ClusterIP`.
+    pub fn type_(&self) -> &str {
+        self.spec().type_.as_deref().unwrap_or(service_type::CLUSTER_IP)
+    }
+
+    /// True for `clusterIP: None` (a headless Service).
+    pub fn is_headless(&self) -> bool {
+        self.spec().cluster_ip.as_deref() == Some(CLUSTER_IP_NONE)
+    }
+
+    /// The Service's cluster IPs, parsed: `clusterIPs` when set, else `clusterIP`.
+    /// Headless and unallocated Services give an empty list; a bad address is an error naming
+    /// its field and value.
+    pub fn cluster_ip_addrs(&self) -> Result<Vec<IpAddr>, ModelError> {
+        let spec = self.spec();
+        match (&spec.cluster_ips, &spec.cluster_ip) {
+            (Some(ips), _) if !ips.is_empty() => ips
+                .iter()
+                .enumerate()
+                .filter(|(_, ip)| !ip.is_empty() && ip.as_str() != CLUSTER_IP_NONE)
+                .map(|(i, ip)| parse_ip(&format!("spec.clusterIPs[{i}]"), ip))
+                .collect(),
+            (_, Some(ip)) if !ip.is_empty() && ip != CLUSTER_IP_NONE => {
+                Ok(vec![parse_ip("spec.clusterIP", ip)?])
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+}
+
+impl ServiceSpec {
+    /// An empty spec, usable in constants.
+    pub const EMPTY: ServiceSpec = ServiceSpec {
+        ports: None,
+        selector: None,
+        cluster_ip: None,
+        cluster_ips: None,
+        type_: None,
+        external_ips: None,
+        session_affinity: None,
+        load_balancer_ip: None,
+        load_balancer_source_ranges: None,
+        external_name: None,
+        external_traffic_policy: None,
+        health_check_node_port: None,
+        publish_not_ready_addresses: None,
+        session_affinity_config: None,
+        ip_families: None,
+        ip_family_policy: None,
+        allocate_load_balancer_node_ports: None,
+        load_balancer_class: None,
+        internal_traffic_policy: None,
+        traffic_distribution: None,
+    };
+
+    /// The ports, or an empty slice.
+    pub fn ports(&self) -> &[ServicePort] {
+        self.ports.as_deref().unwrap_or(&[])
+    }
+}
+
+impl ServicePort {
+    /// The name, or `""`.
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+
+    /// The protocol, treating unset as `TCP`.
+    pub fn protocol(&self) -> &str {
+        self.protocol.as_deref().unwrap_or(protocol::TCP)
+    }
+}
+
+/// Parses an IP address found at `field`, naming the field and value on failure.
+pub fn parse_ip(field: &str, value: &str) -> Result<IpAddr, ModelError> {
+    value.parse().map_err(|_| ModelError::Ip {
+        field: field.to_owned(),
+        value: value.to_owned(),
+    })
+}
+
+/// Parses a CIDR found at `field`, naming the field and value on failure.
+pub fn parse_cidr(field: &str, value: &str) -> Result<ipnet::IpNet, ModelError> {
+    value.parse().map_err(|_| ModelError::Cidr {
+        field: field.to_owned(),
+        value: value.to_owned(),
+    })
+}

@@ -1,0 +1,41 @@
+//! Validation as the API server runs it for create, update and status update.
+//!
+//! Each function returns every error found (an empty list means valid), with Kubernetes field
+//! paths, error types and messages.
+
+mod endpointslice;
+pub mod names;
+mod networkpolicy;
+mod service;
+mod servicecidr;
+
+pub use endpointslice::{validate_endpoint_slice_create, validate_endpoint_slice_update};
+pub use networkpolicy::{validate_network_policy_create, validate_network_policy_update};
+pub use service::{validate_service_create, validate_service_status_update, validate_service_update};
+pub use servicecidr::{validate_ip_address, validate_service_cidr_create, validate_service_cidr_update};
+
+use crate::Object;
+use crate::field::{ErrorList, FieldError, Path};
+
+/// Validates `obj` as a create, or as an update of `old` when given.
+///
+/// An `old` of another kind yields one `InternalError`. Kinds that svcnet reads but the API
+/// server does not validate here (Pod, Node, Endpoints) give an empty list.
+pub fn validate_object(obj: &Object, old: Option<&Object>) -> ErrorList {
+    match (obj, old) {
+        (Object::Service(s), None) => validate_service_create(s),
+        (Object::Service(s), Some(Object::Service(o))) => validate_service_update(s, o),
+        (Object::EndpointSlice(s), None) => validate_endpoint_slice_create(s),
+        (Object::EndpointSlice(s), Some(Object::EndpointSlice(o))) => validate_endpoint_slice_update(s, o),
+        (Object::ServiceCidr(s), None) => validate_service_cidr_create(s),
+        (Object::ServiceCidr(s), Some(Object::ServiceCidr(o))) => validate_service_cidr_update(s, o),
+        (Object::IpAddress(s), _) => validate_ip_address(s),
+        (Object::NetworkPolicy(s), None) => validate_network_policy_create(s),
+        (Object::NetworkPolicy(s), Some(Object::NetworkPolicy(o))) => validate_network_policy_update(s, o),
+        (o, Some(old)) if o.kind() != old.kind() => vec![FieldError::internal(
+            &Path::new("kind"),
+            format!("cannot validate an update of a {} to a {}", old.kind(), o.kind()),
+        )],
+        _ => Vec::new(),
+    }
+}

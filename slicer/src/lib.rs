@@ -1,0 +1,1 @@
+//! Pods to endpoints to EndpointSlices with Kubernetes' minimal-churn reconciler and mirroring.

@@ -1,0 +1,1 @@
+//! Topology hints and per-node endpoint selection as Kubernetes computes them.
