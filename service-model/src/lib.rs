@@ -51,6 +51,7 @@ mod servicecidr;
 
 pub mod defaults;
 pub mod field;
+pub mod reachability;
 pub mod validation;
 
 pub use endpoints::*;

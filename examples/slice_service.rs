@@ -1,0 +1,2 @@
+//! Example (to be filled in).
+fn main() {}
