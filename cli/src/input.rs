@@ -221,4 +221,26 @@ mod tests {
         assert!(err.contains("line 1"), "{err}");
         assert!(parse_documents("b", &[0xff, 0xfe]).is_err());
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..512)) {
+            if let Ok(docs) = parse_documents("fuzz", &bytes) {
+                for (v, origin) in flatten(docs) {
+                    let _ = decode_object("fuzz", &origin, v);
+                }
+            }
+        }
+
+        #[test]
+        fn yaml_like_text_never_panics(text in "[a-zA-Z:{}\\[\\],\\- \n\"'0-9#&*!|>]{0,200}") {
+            if let Ok(docs) = parse_documents("fuzz", text.as_bytes()) {
+                for (v, origin) in flatten(docs) {
+                    let _ = decode_object("fuzz", &origin, v);
+                }
+            }
+        }
+    }
 }
