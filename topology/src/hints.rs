@@ -54,8 +54,10 @@ pub struct HintsOptions {
     /// Off by default (Kubernetes' behaviour). Kubernetes stops moving hints when no zone has
     /// half an endpoint to spare, which can leave a zone with fewer hinted endpoints than its
     /// minimum (even none) while keeping hints; strict mode keeps moving hints until every
-    /// zone has its minimum, or removes all hints when that is impossible, and keeps an
-    /// existing slice only when each ready endpoint has exactly one zone hint.
+    /// zone has its minimum, or removes all hints when that is impossible; it hints endpoints
+    /// of zones without ready worker Nodes to zones that have some (Kubernetes hints them to
+    /// their own zone, then rewrites the slice on every sync); and it keeps an existing slice
+    /// only when each ready endpoint has exactly one zone hint.
     pub strict: bool,
 }
 
@@ -99,7 +101,8 @@ pub struct AutoReport {
     pub zones: BTreeMap<String, ZoneReport>,
     /// Hints to zones that have no ready worker Nodes (endpoints there keep their own zone).
     pub zones_without_capacity: BTreeMap<String, usize>,
-    /// Endpoints hinted to another zone than their own, in slice order.
+    /// Ready endpoints hinted to another zone than their own (moved now or kept from before),
+    /// in slice order: creates, updates, unchanged.
     pub moved: Vec<HintMove>,
     /// Zones below their minimum (the controller's overload check); empty unless Kubernetes'
     /// redistribution stopped short (never in strict mode).
@@ -305,6 +308,45 @@ pub enum SliceReason {
         /// The endpoint's first address.
         address: String,
     },
+}
+
+impl fmt::Display for SliceReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SliceReason::HintsStillValid => f.write_str("unchanged, its hints still fit"),
+            SliceReason::EndpointWithoutHint { address } => {
+                write!(f, "rewritten: ready endpoint {address} has no zone hint")
+            }
+            SliceReason::HintForZoneWithoutCapacity { address, zone } => write!(
+                f,
+                "rewritten: endpoint {address} is hinted to zone {zone}, which has no ready worker node"
+            ),
+            SliceReason::ZoneOverMaximum {
+                zone,
+                hinted,
+                maximum,
+            } => write!(
+                f,
+                "rewritten: its hints would give zone {zone} {hinted} endpoints, over its maximum of {maximum}"
+            ),
+            SliceReason::SeveralZoneHints { address } => {
+                write!(f, "rewritten: ready endpoint {address} has several zone hints")
+            }
+            SliceReason::HintsRemoved => f.write_str("rewritten: its hints are removed"),
+            SliceReason::HintMissingOrWrong { address } => {
+                write!(
+                    f,
+                    "rewritten: ready endpoint {address} lacks its own zone (or node) hint"
+                )
+            }
+            SliceReason::StaleHint { address } => {
+                write!(
+                    f,
+                    "rewritten: ready endpoint {address} has a hint it should not have"
+                )
+            }
+        }
+    }
 }
 
 /// Everything hinting decided for one Service and address type.
@@ -532,5 +574,198 @@ pub(crate) fn slice_name(s: &EndpointSlice) -> String {
         (Some(n), _) if !n.is_empty() => n.clone(),
         (_, Some(g)) => g.clone(),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use svcnet_model::{Endpoint, EndpointConditions, EndpointSlice, ObjectMeta, Service};
+
+    /// A ready (or not) endpoint in a zone (`""` for none) on a node.
+    pub(crate) fn ep(addr: &str, zone: &str, ready: Option<bool>) -> Endpoint {
+        Endpoint {
+            addresses: vec![addr.to_owned()],
+            conditions: EndpointConditions {
+                ready,
+                ..Default::default()
+            },
+            zone: (!zone.is_empty()).then(|| zone.to_owned()),
+            node_name: Some(format!("node-{zone}")),
+            ..Default::default()
+        }
+    }
+
+    pub(crate) fn slice(name: &str, endpoints: Vec<Endpoint>) -> EndpointSlice {
+        EndpointSlice {
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                namespace: Some("ns".into()),
+                ..Default::default()
+            },
+            address_type: "IPv4".into(),
+            endpoints: Some(endpoints),
+            ..Default::default()
+        }
+    }
+
+    pub(crate) fn service(annotation: Option<&str>, td: Option<&str>) -> Service {
+        let mut s = Service::default();
+        s.metadata.name = Some("svc".into());
+        s.metadata.namespace = Some("ns".into());
+        if let Some(a) = annotation {
+            s.metadata.annotations =
+                Some([(crate::ANNOTATION_TOPOLOGY_MODE.to_owned(), a.to_owned())].into());
+        }
+        s.spec_mut().traffic_distribution = td.map(str::to_owned);
+        s
+    }
+
+    /// `address -> zones hinted`, over every slice of the set.
+    pub(crate) fn hints_of(set: &super::SliceSet) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = set
+            .iter()
+            .flat_map(|s| s.endpoints())
+            .map(|e| {
+                let zones = e
+                    .hints
+                    .as_ref()
+                    .and_then(|h| h.for_zones.as_ref())
+                    .map(|z| z.iter().map(|f| f.name.clone()).collect())
+                    .unwrap_or_default();
+                (e.addresses[0].clone(), zones)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::*;
+    use super::*;
+
+    fn cap() -> ZoneCapacity {
+        ZoneCapacity::from_zone_cpu([("a", 1000), ("b", 1000)])
+    }
+
+    #[test]
+    fn prefer_close_hints_each_ready_endpoint_to_its_own_zone() {
+        let s = slice(
+            "s1",
+            vec![
+                ep("10.0.0.1", "a", Some(true)),
+                ep("10.0.0.2", "b", Some(false)),
+                ep("10.0.0.3", "", Some(true)),
+            ],
+        );
+        let out = reconcile_hints(
+            &service(None, Some("PreferClose")),
+            "IPv4",
+            SliceSet::existing(vec![s]),
+            &cap(),
+            false,
+            &HintsOptions::default(),
+        );
+        assert_eq!(
+            out.decision,
+            Decision::TrafficDistribution {
+                value: TrafficDistribution::PreferClose
+            }
+        );
+        assert_eq!(
+            hints_of(&out.slices),
+            [
+                ("10.0.0.1".into(), vec!["a".into()]),
+                ("10.0.0.2".into(), vec![]),
+                ("10.0.0.3".into(), vec![])
+            ]
+        );
+        assert_eq!(
+            out.notes[0].reason,
+            SliceReason::HintMissingOrWrong {
+                address: "10.0.0.1".into()
+            }
+        );
+        assert!(out.events.is_empty());
+        // Run again on the result: nothing left to change.
+        let again = reconcile_hints(
+            &service(None, Some("PreferClose")),
+            "IPv4",
+            SliceSet::existing(out.slices.to_update),
+            &cap(),
+            false,
+            &HintsOptions::default(),
+        );
+        assert!(again.slices.to_update.is_empty() && again.notes.is_empty());
+    }
+
+    #[test]
+    fn prefer_same_node_adds_node_hints() {
+        let s = slice("s1", vec![ep("10.0.0.1", "a", Some(true))]);
+        let out = reconcile_hints(
+            &service(None, Some("PreferSameNode")),
+            "IPv4",
+            SliceSet::existing(vec![s]),
+            &cap(),
+            false,
+            &HintsOptions::default(),
+        );
+        let h = out.slices.to_update[0].endpoints()[0].hints.clone().unwrap();
+        assert_eq!(h.for_nodes.unwrap()[0].name, "node-a");
+        assert_eq!(h.for_zones.unwrap()[0].name, "a");
+    }
+
+    #[test]
+    fn no_mechanism_clears_hints_and_says_so_once() {
+        let mut s = slice("s1", vec![ep("10.0.0.1", "a", Some(true))]);
+        let clean = slice("s2", vec![ep("10.0.0.2", "b", Some(true))]);
+        s.endpoints.as_mut().unwrap()[0].hints = Some(EndpointHints {
+            for_zones: Some(vec![ForZone { name: "a".into() }]),
+            for_nodes: None,
+        });
+        let out = reconcile_hints(
+            &service(Some("Disabled"), None),
+            "IPv4",
+            SliceSet::existing(vec![s, clean]),
+            &cap(),
+            true,
+            &HintsOptions::default(),
+        );
+        assert_eq!(out.decision, Decision::Cleared);
+        assert_eq!(out.slices.to_update.len(), 1);
+        assert_eq!(out.slices.unchanged.len(), 1);
+        assert_eq!(out.notes[0].reason, SliceReason::HintsRemoved);
+        assert_eq!(out.events.len(), 1);
+        assert_eq!(
+            out.events[0].message,
+            "Topology Aware Hints has been disabled, addressType: IPv4"
+        );
+        assert!(!out.hints_populated);
+    }
+
+    #[test]
+    fn reasons_read_well() {
+        let r = RemovalReason::TooFewEndpoints {
+            endpoints: 2,
+            zones: 3,
+        };
+        assert_eq!(
+            r.to_string(),
+            "Insufficient number of endpoints (2 endpoints, 3 zones)"
+        );
+        assert_eq!(
+            r.event("IPv6").message,
+            "Insufficient number of endpoints (2 endpoints, 3 zones), addressType: IPv6"
+        );
+        assert!(
+            SliceReason::ZoneOverMaximum {
+                zone: "a".into(),
+                hinted: 4,
+                maximum: 3
+            }
+            .to_string()
+            .contains("maximum of 3")
+        );
     }
 }

@@ -254,3 +254,165 @@ impl NodeView {
             .map(|p| (p, categorize(&p.endpoints, &p.policy, &self.node, &self.options)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ep(
+        ip: &str,
+        local: bool,
+        ready: bool,
+        terminating: bool,
+        zones: &[&str],
+        nodes: &[&str],
+    ) -> ProxyEndpoint {
+        ProxyEndpoint {
+            ip: ip.parse().unwrap(),
+            port: 80,
+            node_name: None,
+            zone: None,
+            is_local: local,
+            ready,
+            serving: ready || terminating,
+            terminating,
+            zone_hints: zones.iter().map(|s| s.to_string()).collect(),
+            node_hints: nodes.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn ips(v: &[&ProxyEndpoint]) -> Vec<String> {
+        v.iter().map(|e| e.ip.to_string()).collect()
+    }
+
+    const CLUSTER: PortPolicy = PortPolicy {
+        internal_local: false,
+        external_local: false,
+        externally_accessible: false,
+    };
+    const ITP_LOCAL: PortPolicy = PortPolicy {
+        internal_local: true,
+        external_local: false,
+        externally_accessible: false,
+    };
+    const ETP_LOCAL: PortPolicy = PortPolicy {
+        internal_local: false,
+        external_local: true,
+        externally_accessible: true,
+    };
+
+    fn node() -> NodeTopology {
+        NodeTopology::new("node1", "zone-a")
+    }
+
+    #[test]
+    fn zone_hints_apply_only_when_every_ready_endpoint_has_one() {
+        let eps = [
+            ep("10.0.0.1", false, true, false, &["zone-a"], &[]),
+            ep("10.0.0.2", false, true, false, &["zone-b"], &[]),
+            ep("10.0.0.3", false, false, false, &[], &[]),
+        ];
+        let sel = categorize(&eps, &CLUSTER, &node(), &SelectOptions::default());
+        assert_eq!(sel.topology, TopologyMode::PreferSameZone);
+        assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.1"]);
+        let mut missing = eps.clone();
+        missing[1].zone_hints.clear();
+        let sel = categorize(&missing, &CLUSTER, &node(), &SelectOptions::default());
+        assert_eq!(sel.topology, TopologyMode::None);
+        assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.1", "10.0.0.2"]);
+        let elsewhere = NodeTopology::new("node1", "zone-c");
+        let sel = categorize(&eps, &CLUSTER, &elsewhere, &SelectOptions::default());
+        assert_eq!(sel.topology, TopologyMode::None);
+    }
+
+    #[test]
+    fn node_hints_win_over_zone_hints_when_enabled() {
+        let eps = [
+            ep("10.0.0.1", true, true, false, &["zone-a"], &["node1"]),
+            ep("10.0.0.2", false, true, false, &["zone-a"], &["node2"]),
+        ];
+        let sel = categorize(&eps, &CLUSTER, &node(), &SelectOptions::default());
+        assert_eq!(sel.topology, TopologyMode::PreferSameNode);
+        assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.1"]);
+        let sel = categorize(&eps, &CLUSTER, &node(), &SelectOptions { node_hints: false });
+        assert_eq!(sel.topology, TopologyMode::PreferSameZone);
+        assert_eq!(sel.cluster.unwrap().len(), 2);
+    }
+
+    #[test]
+    fn terminating_fallback_and_has_any() {
+        let eps = [
+            ep("10.0.0.1", false, false, true, &[], &[]),
+            ep("10.0.0.2", false, false, false, &[], &[]),
+        ];
+        let sel = categorize(&eps, &CLUSTER, &node(), &SelectOptions::default());
+        assert!(sel.cluster_terminating_fallback && sel.has_any);
+        assert_eq!(ips(&sel.all_reachable), ["10.0.0.1"]);
+        let sel = categorize(&eps, &ITP_LOCAL, &node(), &SelectOptions::default());
+        assert!(sel.cluster.is_none());
+        assert_eq!(sel.local.as_deref().map(<[_]>::len), Some(0));
+        assert!(sel.has_any && sel.all_reachable.is_empty());
+        let sel = categorize(&[], &ITP_LOCAL, &node(), &SelectOptions::default());
+        assert!(!sel.has_any && sel.local == Some(vec![]));
+    }
+
+    #[test]
+    fn local_ignores_topology_and_the_union_merges() {
+        let eps = [
+            ep("10.0.0.0", true, true, false, &["zone-a"], &[]),
+            ep("10.0.0.1", true, true, false, &["zone-b"], &[]),
+            ep("10.0.0.2", false, true, false, &["zone-a"], &[]),
+            ep("10.0.0.3", false, true, false, &["zone-b"], &[]),
+        ];
+        let sel = categorize(&eps, &ETP_LOCAL, &node(), &SelectOptions::default());
+        assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.0", "10.0.0.2"]);
+        assert_eq!(ips(sel.local.as_deref().unwrap()), ["10.0.0.0", "10.0.0.1"]);
+        assert_eq!(ips(&sel.all_reachable), ["10.0.0.0", "10.0.0.1", "10.0.0.2"]);
+    }
+
+    #[test]
+    fn node_view_reads_slices_like_the_proxy() {
+        let svc: Service = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "ns"},
+            "spec": {"ports": [{"name": "http", "port": 80, "protocol": "TCP"}], "ipFamilies": ["IPv4"],
+                     "internalTrafficPolicy": "Local"}
+        }))
+        .unwrap();
+        let slice = |name: &str, eps: serde_json::Value| -> EndpointSlice {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "namespace": "ns", "labels": {"kubernetes.io/service-name": "web"}},
+                "addressType": "IPv4", "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
+                "endpoints": eps
+            }))
+            .unwrap()
+        };
+        let slices = [
+            slice(
+                "a",
+                serde_json::json!([{"addresses": ["10.0.0.10"], "nodeName": "n2"},
+                                          {"addresses": ["10.0.0.2"], "nodeName": "n1",
+                                           "conditions": {"ready": false, "serving": true, "terminating": true}},
+                                          {"addresses": ["fd00::1"], "nodeName": "n1"},
+                                          {"addresses": []}]),
+            ),
+            slice(
+                "b",
+                serde_json::json!([{"addresses": ["10.0.0.10"], "nodeName": "n1"}]),
+            ),
+        ];
+        let view = NodeView::build(
+            &[svc],
+            &slices,
+            NodeTopology::new("n1", ""),
+            SelectOptions::default(),
+        );
+        let (p, sel) = view.selections().next().unwrap();
+        assert_eq!(p.name.to_string(), "ns/web:http");
+        // Sorted as text; the duplicate 10.0.0.10 is kept as the local copy.
+        let all: Vec<String> = p.endpoints.iter().map(|e| e.to_string()).collect();
+        assert_eq!(all, ["10.0.0.10:8080", "10.0.0.2:8080"]);
+        assert!(p.endpoints[0].is_local);
+        assert_eq!(ips(sel.local.as_deref().unwrap()), ["10.0.0.10"]);
+        assert_eq!(view.ignored.len(), 2);
+    }
+}

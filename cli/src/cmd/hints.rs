@@ -250,8 +250,7 @@ fn text(done: &[Done<'_>], skipped: &[Value], capacity: &ZoneCapacity) -> String
             _ => {}
         }
         for n in &o.notes {
-            let v = serde_json::to_value(&n.reason).unwrap_or(Value::Null);
-            let _ = writeln!(t, "  slice {}: {}", n.slice, v);
+            let _ = writeln!(t, "  slice {}: {}", n.slice, n.reason);
         }
         for e in &o.events {
             let _ = writeln!(t, "  event {:?} {}: {}", e.type_, e.reason, e.message);
