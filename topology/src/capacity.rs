@@ -54,6 +54,26 @@ pub enum Insufficiency {
     },
 }
 
+impl std::fmt::Display for Insufficiency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Insufficiency::NodeWithoutZoneOrCpu { node } => {
+                write!(
+                    f,
+                    "ready worker node {node:?} has no zone label or no allocatable CPU"
+                )
+            }
+            Insufficiency::NoCpu => f.write_str("no ready worker node has allocatable CPU"),
+            Insufficiency::FewerThanTwoZones { zones } if zones.is_empty() => {
+                f.write_str("no ready worker node in any zone")
+            }
+            Insufficiency::FewerThanTwoZones { zones } => {
+                write!(f, "ready worker nodes in one zone only ({})", zones.join(", "))
+            }
+        }
+    }
+}
+
 /// Allocatable CPU per zone of the ready worker Nodes, with what was decided for each Node.
 ///
 /// ```

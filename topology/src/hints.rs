@@ -221,18 +221,7 @@ impl RemovalReason {
     /// A longer explanation than the event message, naming the Node, zone or endpoint.
     pub fn detail(&self) -> String {
         match self {
-            RemovalReason::InsufficientNodeInfo { detail } => match detail {
-                Insufficiency::NodeWithoutZoneOrCpu { node } => {
-                    format!("ready worker node {node:?} has no zone label or no allocatable CPU")
-                }
-                Insufficiency::NoCpu => "no ready worker node has allocatable CPU".to_owned(),
-                Insufficiency::FewerThanTwoZones { zones } if zones.is_empty() => {
-                    "no ready worker node in any zone".to_owned()
-                }
-                Insufficiency::FewerThanTwoZones { zones } => {
-                    format!("ready worker nodes in one zone only ({})", zones.join(", "))
-                }
-            },
+            RemovalReason::InsufficientNodeInfo { detail } => detail.to_string(),
             RemovalReason::TooFewEndpoints { endpoints, zones } => {
                 format!("{endpoints} ready endpoints cannot cover {zones} zones")
             }

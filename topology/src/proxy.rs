@@ -194,10 +194,10 @@ impl EndpointTable {
         });
         let mut by_port: BTreeMap<ServicePortName, BTreeMap<String, ProxyEndpoint>> = BTreeMap::new();
         for s in ordered {
-            let id = format!("{}/{}", s.metadata.namespace(), s.metadata.name());
             if s.address_type != family.as_str() {
                 continue;
             }
+            let id = format!("{}/{}", s.metadata.namespace(), s.metadata.name());
             let Some(service) = s.service_name().filter(|n| !n.is_empty()) else {
                 table.ignore(&id, "", "no kubernetes.io/service-name label");
                 continue;

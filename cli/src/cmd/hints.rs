@@ -179,7 +179,7 @@ fn text(done: &[Done<'_>], skipped: &[Value], capacity: &ZoneCapacity) -> String
             let _ = writeln!(t, "nodes: allocatable CPU by zone: {}", zones.join(", "));
         }
         Some(why) => {
-            let _ = writeln!(t, "nodes: insufficient for topology-aware routing: {why:?}");
+            let _ = writeln!(t, "nodes: insufficient for topology-aware routing: {why}");
         }
     }
     for d in done {
