@@ -300,6 +300,11 @@ impl EndpointTable {
         self.ports.get(port).map_or(&[], Vec::as_slice)
     }
 
+    /// Removes and returns the endpoints of a service port.
+    pub fn take(&mut self, port: &ServicePortName) -> Option<Vec<ProxyEndpoint>> {
+        self.ports.remove(port)
+    }
+
     /// Every service port with endpoints.
     pub fn iter(&self) -> impl Iterator<Item = (&ServicePortName, &[ProxyEndpoint])> {
         self.ports.iter().map(|(k, v)| (k, v.as_slice()))

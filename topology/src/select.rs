@@ -206,11 +206,13 @@ impl NodeView {
         node: NodeTopology,
         options: SelectOptions,
     ) -> Self {
-        let tables: Vec<(IpFamily, EndpointTable)> = [IpFamily::V4, IpFamily::V6]
+        let mut tables: Vec<(IpFamily, EndpointTable)> = [IpFamily::V4, IpFamily::V6]
             .into_iter()
             .map(|f| (f, EndpointTable::build(slices, &node.name, f, &options)))
             .collect();
-        let mut ports = Vec::new();
+        let mut ports: Vec<PortEndpoints> = Vec::new();
+        // Where each service port's endpoints went, for the (invalid) case of a name seen twice.
+        let mut taken: std::collections::HashMap<(ServicePortName, IpFamily), usize> = Default::default();
         for svc in services {
             if svc.type_() == "ExternalName" || svc.is_headless() {
                 continue;
@@ -218,7 +220,7 @@ impl NodeView {
             let families = service_families(svc);
             for p in svc.spec().ports() {
                 for &family in &families {
-                    let Some((_, table)) = tables.iter().find(|(f, _)| *f == family) else {
+                    let Some((_, table)) = tables.iter_mut().find(|(f, _)| *f == family) else {
                         continue;
                     };
                     let name = ServicePortName {
@@ -227,7 +229,15 @@ impl NodeView {
                         port: p.name().to_owned(),
                         protocol: p.protocol().to_owned(),
                     };
-                    let endpoints = table.get(&name).to_vec();
+                    let endpoints = match table.take(&name) {
+                        Some(v) => v,
+                        None => taken
+                            .get(&(name.clone(), family))
+                            .and_then(|&i| ports.get(i))
+                            .map(|p| p.endpoints.clone())
+                            .unwrap_or_default(),
+                    };
+                    taken.entry((name.clone(), family)).or_insert(ports.len());
                     ports.push(PortEndpoints {
                         policy: PortPolicy::for_port(svc, p, family),
                         name,
