@@ -69,9 +69,24 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 let s = &slices[i];
                 s.metadata.namespace() == svc.metadata.namespace()
                     && s.service_name() == Some(svc.metadata.name())
-                    && s.metadata.label(labels::MANAGED_BY) == Some(labels::CONTROLLER_NAME)
             })
             .collect();
+        // The controller only touches slices it manages; a slice without the label is taken
+        // as the controller's (inputs written by hand often omit it).
+        let (owned, foreign): (Vec<usize>, Vec<usize>) = owned.into_iter().partition(|&i| {
+            slices[i]
+                .metadata
+                .label(labels::MANAGED_BY)
+                .is_none_or(|m| m == labels::CONTROLLER_NAME)
+        });
+        for i in foreign {
+            skipped.push(json!({
+                "service": key,
+                "slice": slices[i].metadata.name(),
+                "why": format!("managed by {:?}, not the EndpointSlice controller",
+                               slices[i].metadata.label(labels::MANAGED_BY).unwrap_or_default()),
+            }));
+        }
         // The controller's memory is not in the input; read hints on the slices as hints it
         // populated, unless trafficDistribution (not the annotation) explains them.
         let mechanism = choose_mechanism(svc, options.prefer_same_traffic_distribution).mechanism;
@@ -257,9 +272,13 @@ fn text(done: &[Done<'_>], skipped: &[Value], capacity: &ZoneCapacity) -> String
         }
     }
     for s in skipped {
+        let what = match s["slice"].as_str() {
+            Some(slice) => format!("slice {slice}"),
+            None => "service".to_owned(),
+        };
         let _ = writeln!(
             t,
-            "{}: skipped, {}",
+            "{}: {what} skipped, {}",
             s["service"].as_str().unwrap_or(""),
             s["why"].as_str().unwrap_or("")
         );
