@@ -30,7 +30,9 @@ pub struct Args {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub prefer_same_traffic_distribution: bool,
     /// A file of Services, Nodes and EndpointSlices (JSON or YAML), or `-` for standard input.
-    /// Every EndpointSlice counts as an existing slice of the Service it is labelled with.
+    /// Every EndpointSlice counts as an existing slice of the Service it is labelled with. Zone
+    /// hints already on a Service's slices count as hints the controller put there (so no
+    /// "enabled" event is repeated), unless the Service's trafficDistribution explains them.
     pub input: String,
 }
 
