@@ -1,0 +1,760 @@
+//! Controller side: filling or removing the topology hints of one Service's EndpointSlices of
+//! one address type, with every decision explained.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+use svcnet_model::{Endpoint, EndpointHints, EndpointSlice, ForNode, ForZone, Service};
+
+use crate::allocation::ZoneAllocation;
+use crate::auto;
+use crate::capacity::{Insufficiency, ZoneCapacity};
+use crate::event::{Event, EventType, REASON_DISABLED, message};
+use crate::mechanism::{Mechanism, MechanismChoice, TrafficDistribution, choose_mechanism};
+
+/// A Service's EndpointSlices of one address type, as the reconciler hands them to hinting:
+/// slices it will create, slices it will update, and existing slices it leaves alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SliceSet {
+    /// New slices.
+    pub to_create: Vec<EndpointSlice>,
+    /// Existing slices being rewritten.
+    pub to_update: Vec<EndpointSlice>,
+    /// Existing slices not otherwise touched; hinting may move some to `to_update`.
+    pub unchanged: Vec<EndpointSlice>,
+}
+
+impl SliceSet {
+    /// Existing slices only (all unchanged), as when hints are recomputed for a cluster as it is.
+    pub fn existing(slices: Vec<EndpointSlice>) -> Self {
+        SliceSet {
+            unchanged: slices,
+            ..Default::default()
+        }
+    }
+
+    /// Every slice: creates, then updates, then unchanged.
+    pub fn iter(&self) -> impl Iterator<Item = &EndpointSlice> {
+        self.to_create
+            .iter()
+            .chain(&self.to_update)
+            .chain(&self.unchanged)
+    }
+}
+
+/// Switches of hinting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HintsOptions {
+    /// The PreferSameTrafficDistribution feature: accept `PreferSameZone` and `PreferSameNode`.
+    /// On by default.
+    pub prefer_same_traffic_distribution: bool,
+    /// Off by default (Kubernetes' behaviour). Kubernetes stops moving hints when no zone has
+    /// half an endpoint to spare, which can leave a zone with fewer hinted endpoints than its
+    /// minimum (even none) while keeping hints; strict mode keeps moving hints until every
+    /// zone has its minimum, or removes all hints when that is impossible; it hints endpoints
+    /// of zones without ready worker Nodes to zones that have some (Kubernetes hints them to
+    /// their own zone, then rewrites the slice on every sync); and it keeps an existing slice
+    /// only when each ready endpoint has exactly one zone hint.
+    pub strict: bool,
+}
+
+impl Default for HintsOptions {
+    fn default() -> Self {
+        HintsOptions {
+            prefer_same_traffic_distribution: true,
+            strict: false,
+        }
+    }
+}
+
+/// What hinting decided.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Decision {
+    /// Topology-aware routing: hints kept or assigned.
+    Hinted(AutoReport),
+    /// Topology-aware routing: every hint removed, for this reason.
+    Removed {
+        /// Why.
+        reason: RemovalReason,
+    },
+    /// `trafficDistribution`: each ready endpoint hinted to its own zone (and node).
+    TrafficDistribution {
+        /// The value acted on.
+        value: TrafficDistribution,
+    },
+    /// No mechanism applies: every hint removed.
+    Cleared,
+}
+
+/// The allocation behind hints that were kept.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AutoReport {
+    /// Ready endpoints counted (all slices of this address type).
+    pub endpoints: usize,
+    /// Per zone with CPU: its allocation and what it ended with.
+    pub zones: BTreeMap<String, ZoneReport>,
+    /// Hints to zones that have no ready worker Nodes (endpoints there keep their own zone).
+    pub zones_without_capacity: BTreeMap<String, usize>,
+    /// Ready endpoints hinted to another zone than their own (moved now or kept from before),
+    /// in slice order: creates, updates, unchanged.
+    pub moved: Vec<HintMove>,
+    /// Zones below their minimum (the controller's overload check); empty unless Kubernetes'
+    /// redistribution stopped short (never in strict mode).
+    pub overloaded_zones: Vec<String>,
+}
+
+/// One zone of an [`AutoReport`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ZoneReport {
+    /// CPU ratio, desired, minimum and maximum.
+    #[serde(flatten)]
+    pub allocation: ZoneAllocation,
+    /// Ready endpoints whose own zone this is.
+    pub local_endpoints: usize,
+    /// Endpoints hinted to this zone.
+    pub hinted: usize,
+}
+
+/// An endpoint hinted to another zone than its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HintMove {
+    /// The slice.
+    pub slice: String,
+    /// The endpoint's first address.
+    pub address: String,
+    /// Its own zone.
+    pub from: String,
+    /// The zone it now serves.
+    pub to: String,
+}
+
+/// Why topology-aware hints were removed; each has the warning event Kubernetes records.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum RemovalReason {
+    /// Node accounting gave no ratios.
+    InsufficientNodeInfo {
+        /// The precise cause.
+        detail: Insufficiency,
+    },
+    /// Fewer ready endpoints than zones.
+    TooFewEndpoints {
+        /// Ready endpoints.
+        endpoints: usize,
+        /// Zones with CPU.
+        zones: usize,
+    },
+    /// The zones' minimums add up to more than the ready endpoints.
+    MinimumExceedsThreshold {
+        /// Ready endpoints.
+        endpoints: usize,
+        /// Zones with CPU.
+        zones: usize,
+    },
+    /// A ready endpoint being hinted has no zone.
+    EndpointWithoutZone {
+        /// The slice.
+        slice: String,
+        /// The endpoint's first address.
+        address: String,
+    },
+    /// No zone received any hint.
+    NoHintsAllocated,
+    /// Strict mode: a zone could not be brought up to its minimum.
+    BelowMinimum {
+        /// The zone.
+        zone: String,
+        /// Endpoints it could get.
+        hinted: usize,
+        /// Its minimum.
+        minimum: usize,
+        /// Ready endpoints.
+        endpoints: usize,
+        /// Zones with CPU.
+        zones: usize,
+    },
+}
+
+impl RemovalReason {
+    /// The event Kubernetes records (a warning) for this address type.
+    pub fn event(&self, address_type: &str) -> Event {
+        Event::new(
+            EventType::Warning,
+            REASON_DISABLED,
+            &self.to_string(),
+            address_type,
+        )
+    }
+}
+
+impl fmt::Display for RemovalReason {
+    /// The event message, without the address type.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RemovalReason::InsufficientNodeInfo { .. } => f.write_str(message::INSUFFICIENT_NODE_INFO),
+            RemovalReason::TooFewEndpoints { endpoints, zones } => write!(
+                f,
+                "{} ({endpoints} endpoints, {zones} zones)",
+                message::INSUFFICIENT_NUMBER_OF_ENDPOINTS
+            ),
+            RemovalReason::MinimumExceedsThreshold { endpoints, zones }
+            | RemovalReason::BelowMinimum { endpoints, zones, .. } => write!(
+                f,
+                "{} ({endpoints} endpoints, {zones} zones)",
+                message::MIN_ALLOCATION_EXCEEDS_OVERLOAD_THRESHOLD
+            ),
+            RemovalReason::EndpointWithoutZone { .. } => f.write_str(message::NO_ZONE_SPECIFIED),
+            RemovalReason::NoHintsAllocated => f.write_str(message::NO_ALLOCATED_HINTS_FOR_ZONES),
+        }
+    }
+}
+
+impl RemovalReason {
+    /// A longer explanation than the event message, naming the Node, zone or endpoint.
+    pub fn detail(&self) -> String {
+        match self {
+            RemovalReason::InsufficientNodeInfo { detail } => detail.to_string(),
+            RemovalReason::TooFewEndpoints { endpoints, zones } => {
+                format!("{endpoints} ready endpoints cannot cover {zones} zones")
+            }
+            RemovalReason::MinimumExceedsThreshold { endpoints, zones } => format!(
+                "giving each of {zones} zones its minimum share within 20% overload needs more than {endpoints} ready endpoints"
+            ),
+            RemovalReason::EndpointWithoutZone { slice, address } => {
+                format!("ready endpoint {address} in slice {slice} has no zone")
+            }
+            RemovalReason::NoHintsAllocated => "no zone received a hint".to_owned(),
+            RemovalReason::BelowMinimum {
+                zone,
+                hinted,
+                minimum,
+                ..
+            } => format!("zone {zone} can get only {hinted} of the {minimum} endpoints it needs"),
+        }
+    }
+}
+
+/// What happened to one slice, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SliceNote {
+    /// The slice's name.
+    pub slice: String,
+    /// What and why.
+    #[serde(flatten)]
+    pub reason: SliceReason,
+}
+
+/// What happened to a slice during hinting.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "note", rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum SliceReason {
+    /// An unchanged slice whose hints are still valid stays unchanged.
+    HintsStillValid,
+    /// An unchanged slice moved to the updates: a ready endpoint has no zone hint.
+    EndpointWithoutHint {
+        /// The endpoint's first address.
+        address: String,
+    },
+    /// Moved to the updates: a hint names a zone without ready worker Nodes.
+    HintForZoneWithoutCapacity {
+        /// The endpoint's first address.
+        address: String,
+        /// The zone hinted.
+        zone: String,
+    },
+    /// Moved to the updates: its hints would push a zone over its maximum.
+    ZoneOverMaximum {
+        /// The zone.
+        zone: String,
+        /// Hints to it counting this slice.
+        hinted: usize,
+        /// Its maximum.
+        maximum: usize,
+    },
+    /// Strict mode: moved to the updates, a ready endpoint has several zone hints.
+    SeveralZoneHints {
+        /// The endpoint's first address.
+        address: String,
+    },
+    /// Moved to the updates: it carried hints that are being removed.
+    HintsRemoved,
+    /// trafficDistribution: moved to the updates, a ready endpoint's hint is missing or wrong.
+    HintMissingOrWrong {
+        /// The endpoint's first address.
+        address: String,
+    },
+    /// trafficDistribution: moved to the updates, a ready endpoint has a hint it should not.
+    StaleHint {
+        /// The endpoint's first address.
+        address: String,
+    },
+}
+
+impl fmt::Display for SliceReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SliceReason::HintsStillValid => f.write_str("unchanged, its hints still fit"),
+            SliceReason::EndpointWithoutHint { address } => {
+                write!(f, "rewritten: ready endpoint {address} has no zone hint")
+            }
+            SliceReason::HintForZoneWithoutCapacity { address, zone } => write!(
+                f,
+                "rewritten: endpoint {address} is hinted to zone {zone}, which has no ready worker node"
+            ),
+            SliceReason::ZoneOverMaximum {
+                zone,
+                hinted,
+                maximum,
+            } => write!(
+                f,
+                "rewritten: its hints would give zone {zone} {hinted} endpoints, over its maximum of {maximum}"
+            ),
+            SliceReason::SeveralZoneHints { address } => {
+                write!(f, "rewritten: ready endpoint {address} has several zone hints")
+            }
+            SliceReason::HintsRemoved => f.write_str("rewritten: its hints are removed"),
+            SliceReason::HintMissingOrWrong { address } => {
+                write!(
+                    f,
+                    "rewritten: ready endpoint {address} lacks its own zone (or node) hint"
+                )
+            }
+            SliceReason::StaleHint { address } => {
+                write!(
+                    f,
+                    "rewritten: ready endpoint {address} has a hint it should not have"
+                )
+            }
+        }
+    }
+}
+
+/// Everything hinting decided for one Service and address type.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HintsOutcome {
+    /// The address type.
+    pub address_type: String,
+    /// The mechanism and what it was chosen from.
+    pub choice: MechanismChoice,
+    /// The decision.
+    pub decision: Decision,
+    /// The slices with hints filled or removed; `unchanged` holds only slices left as they were.
+    pub slices: SliceSet,
+    /// Events recorded on the Service.
+    pub events: Vec<Event>,
+    /// What happened to each unchanged slice that moved (and each one kept, under `Auto`).
+    pub notes: Vec<SliceNote>,
+    /// The controller's memory after this call: whether this Service has annotation-driven
+    /// hints (pass it to the next call for the same Service).
+    pub hints_populated: bool,
+}
+
+/// Fills or removes the hints of one Service's slices of one address type, as the
+/// EndpointSlice reconciler does after computing which slices to create and update.
+///
+/// `hints_populated` is the controller's memory: whether an earlier call put annotation-driven
+/// hints on this Service (it decides the `TopologyAwareHintsEnabled` and
+/// `TopologyAwareHintsDisabled` events).
+///
+/// ```
+/// use svcnet_model::{EndpointSlice, Service};
+/// use svcnet_topology::{Decision, HintsOptions, SliceSet, ZoneCapacity, reconcile_hints};
+///
+/// let svc: Service = serde_json::from_str(
+///     r#"{"metadata":{"name":"web","namespace":"shop",
+///        "annotations":{"service.kubernetes.io/topology-mode":"Auto"}}}"#).unwrap();
+/// let slice: EndpointSlice = serde_json::from_str(r#"{"metadata":{"name":"web-1"},
+///     "addressType":"IPv4","endpoints":[
+///       {"addresses":["10.0.0.1"],"conditions":{"ready":true},"zone":"a"},
+///       {"addresses":["10.0.0.2"],"conditions":{"ready":true},"zone":"b"}]}"#).unwrap();
+/// let cap = ZoneCapacity::from_zone_cpu([("a", 1000), ("b", 1000)]);
+/// let out = reconcile_hints(&svc, "IPv4", SliceSet::existing(vec![slice]), &cap, false,
+///     &HintsOptions::default());
+/// assert!(matches!(out.decision, Decision::Hinted(_)));
+/// assert_eq!(out.slices.to_update.len(), 1);
+/// assert_eq!(out.events[0].reason, "TopologyAwareHintsEnabled");
+/// ```
+pub fn reconcile_hints(
+    service: &Service,
+    address_type: &str,
+    slices: SliceSet,
+    capacity: &ZoneCapacity,
+    hints_populated: bool,
+    options: &HintsOptions,
+) -> HintsOutcome {
+    let choice = choose_mechanism(service, options.prefer_same_traffic_distribution);
+    let mut ctx = Ctx {
+        address_type,
+        set: slices,
+        events: Vec::new(),
+        notes: Vec::new(),
+        populated: hints_populated,
+    };
+    let decision = match choice.mechanism {
+        Mechanism::TopologyAuto => auto::add_hints(&mut ctx, capacity, options.strict),
+        Mechanism::TrafficDistribution(td) => {
+            ctx.forget_populated();
+            reconcile_traffic_distribution(&mut ctx, td);
+            Decision::TrafficDistribution { value: td }
+        }
+        Mechanism::None => {
+            ctx.forget_populated();
+            ctx.remove_hints();
+            Decision::Cleared
+        }
+    };
+    HintsOutcome {
+        address_type: address_type.to_owned(),
+        choice,
+        decision,
+        slices: ctx.set,
+        events: ctx.events,
+        notes: ctx.notes,
+        hints_populated: ctx.populated,
+    }
+}
+
+/// The working state of one call.
+pub(crate) struct Ctx<'a> {
+    pub(crate) address_type: &'a str,
+    pub(crate) set: SliceSet,
+    pub(crate) events: Vec<Event>,
+    pub(crate) notes: Vec<SliceNote>,
+    pub(crate) populated: bool,
+}
+
+impl Ctx<'_> {
+    /// The annotation no longer applies: if it had populated hints, say they are disabled.
+    fn forget_populated(&mut self) {
+        if self.populated {
+            self.events.push(Event::new(
+                EventType::Warning,
+                REASON_DISABLED,
+                message::HINTS_DISABLED,
+                self.address_type,
+            ));
+        }
+        self.populated = false;
+    }
+
+    /// Clears every hint: in slices being created or updated, and in unchanged slices that
+    /// carry any (those move to the updates).
+    pub(crate) fn remove_hints(&mut self) {
+        for s in self.set.to_create.iter_mut().chain(self.set.to_update.iter_mut()) {
+            for ep in s.endpoints.iter_mut().flatten() {
+                ep.hints = None;
+            }
+        }
+        let unchanged = std::mem::take(&mut self.set.unchanged);
+        for mut s in unchanged {
+            if s.endpoints().iter().any(|e| e.hints.is_some()) {
+                for ep in s.endpoints.iter_mut().flatten() {
+                    ep.hints = None;
+                }
+                self.notes.push(SliceNote {
+                    slice: slice_name(&s),
+                    reason: SliceReason::HintsRemoved,
+                });
+                self.set.to_update.push(s);
+            } else {
+                self.set.unchanged.push(s);
+            }
+        }
+    }
+
+    /// Removes every hint for `reason` and records its warning.
+    pub(crate) fn remove_for(&mut self, reason: RemovalReason) -> Decision {
+        self.events.push(reason.event(self.address_type));
+        self.populated = false;
+        self.remove_hints();
+        Decision::Removed { reason }
+    }
+}
+
+fn reconcile_traffic_distribution(ctx: &mut Ctx<'_>, td: TrafficDistribution) {
+    let node_hints = td.node_hints();
+    let unchanged = std::mem::take(&mut ctx.set.unchanged);
+    for s in unchanged {
+        match s.endpoints().iter().find_map(|e| needs_update(e, node_hints)) {
+            Some(reason) => {
+                ctx.notes.push(SliceNote {
+                    slice: slice_name(&s),
+                    reason,
+                });
+                ctx.set.to_update.push(s);
+            }
+            None => ctx.set.unchanged.push(s),
+        }
+    }
+    for s in ctx.set.to_create.iter_mut().chain(ctx.set.to_update.iter_mut()) {
+        for ep in s.endpoints.iter_mut().flatten() {
+            if !endpoint_ready(ep) {
+                continue;
+            }
+            let for_zones = ep.zone.as_ref().map(|z| vec![ForZone { name: z.clone() }]);
+            let for_nodes = ep
+                .node_name
+                .as_ref()
+                .filter(|_| node_hints)
+                .map(|n| vec![ForNode { name: n.clone() }]);
+            ep.hints = if for_zones.is_some() || for_nodes.is_some() {
+                Some(EndpointHints { for_zones, for_nodes })
+            } else {
+                None
+            };
+        }
+    }
+}
+
+/// Why an unchanged slice needs its trafficDistribution hints rewritten, if it does.
+fn needs_update(ep: &Endpoint, node_hints: bool) -> Option<SliceReason> {
+    if !endpoint_ready(ep) {
+        return None;
+    }
+    let zones = ep
+        .hints
+        .as_ref()
+        .and_then(|h| h.for_zones.as_deref())
+        .unwrap_or(&[]);
+    let nodes = ep
+        .hints
+        .as_ref()
+        .and_then(|h| h.for_nodes.as_deref())
+        .unwrap_or(&[]);
+    let address = first_address(ep);
+    match &ep.zone {
+        Some(z) if zones.len() != 1 || zones.first().is_none_or(|f| &f.name != z) => {
+            return Some(SliceReason::HintMissingOrWrong { address });
+        }
+        None if !zones.is_empty() => return Some(SliceReason::StaleHint { address }),
+        _ => {}
+    }
+    match ep.node_name.as_ref().filter(|_| node_hints) {
+        Some(n) if nodes.len() != 1 || nodes.first().is_none_or(|f| &f.name != n) => {
+            Some(SliceReason::HintMissingOrWrong { address })
+        }
+        None if !nodes.is_empty() => Some(SliceReason::StaleHint { address }),
+        _ => None,
+    }
+}
+
+/// Ready as the controller reads it: `conditions.ready` set and true (unknown is not ready).
+pub(crate) fn endpoint_ready(ep: &Endpoint) -> bool {
+    ep.conditions.ready == Some(true)
+}
+
+pub(crate) fn first_address(ep: &Endpoint) -> String {
+    ep.addresses.first().cloned().unwrap_or_default()
+}
+
+/// A slice's name for notes: its name, else its `generateName` prefix.
+pub(crate) fn slice_name(s: &EndpointSlice) -> String {
+    match (&s.metadata.name, &s.metadata.generate_name) {
+        (Some(n), _) if !n.is_empty() => n.clone(),
+        (_, Some(g)) => g.clone(),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use svcnet_model::{Endpoint, EndpointConditions, EndpointSlice, ObjectMeta, Service};
+
+    /// A ready (or not) endpoint in a zone (`""` for none) on a node.
+    pub(crate) fn ep(addr: &str, zone: &str, ready: Option<bool>) -> Endpoint {
+        Endpoint {
+            addresses: vec![addr.to_owned()],
+            conditions: EndpointConditions {
+                ready,
+                ..Default::default()
+            },
+            zone: (!zone.is_empty()).then(|| zone.to_owned()),
+            node_name: Some(format!("node-{zone}")),
+            ..Default::default()
+        }
+    }
+
+    pub(crate) fn slice(name: &str, endpoints: Vec<Endpoint>) -> EndpointSlice {
+        EndpointSlice {
+            metadata: ObjectMeta {
+                name: Some(name.to_owned()),
+                namespace: Some("ns".into()),
+                ..Default::default()
+            },
+            address_type: "IPv4".into(),
+            endpoints: Some(endpoints),
+            ..Default::default()
+        }
+    }
+
+    pub(crate) fn service(annotation: Option<&str>, td: Option<&str>) -> Service {
+        let mut s = Service::default();
+        s.metadata.name = Some("svc".into());
+        s.metadata.namespace = Some("ns".into());
+        if let Some(a) = annotation {
+            s.metadata.annotations =
+                Some([(crate::ANNOTATION_TOPOLOGY_MODE.to_owned(), a.to_owned())].into());
+        }
+        s.spec_mut().traffic_distribution = td.map(str::to_owned);
+        s
+    }
+
+    /// `address -> zones hinted`, over every slice of the set.
+    pub(crate) fn hints_of(set: &super::SliceSet) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = set
+            .iter()
+            .flat_map(|s| s.endpoints())
+            .map(|e| {
+                let zones = e
+                    .hints
+                    .as_ref()
+                    .and_then(|h| h.for_zones.as_ref())
+                    .map(|z| z.iter().map(|f| f.name.clone()).collect())
+                    .unwrap_or_default();
+                (e.addresses[0].clone(), zones)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::*;
+    use super::*;
+
+    fn cap() -> ZoneCapacity {
+        ZoneCapacity::from_zone_cpu([("a", 1000), ("b", 1000)])
+    }
+
+    #[test]
+    fn prefer_close_hints_each_ready_endpoint_to_its_own_zone() {
+        let s = slice(
+            "s1",
+            vec![
+                ep("10.0.0.1", "a", Some(true)),
+                ep("10.0.0.2", "b", Some(false)),
+                ep("10.0.0.3", "", Some(true)),
+            ],
+        );
+        let out = reconcile_hints(
+            &service(None, Some("PreferClose")),
+            "IPv4",
+            SliceSet::existing(vec![s]),
+            &cap(),
+            false,
+            &HintsOptions::default(),
+        );
+        assert_eq!(
+            out.decision,
+            Decision::TrafficDistribution {
+                value: TrafficDistribution::PreferClose
+            }
+        );
+        assert_eq!(
+            hints_of(&out.slices),
+            [
+                ("10.0.0.1".into(), vec!["a".into()]),
+                ("10.0.0.2".into(), vec![]),
+                ("10.0.0.3".into(), vec![])
+            ]
+        );
+        assert_eq!(
+            out.notes[0].reason,
+            SliceReason::HintMissingOrWrong {
+                address: "10.0.0.1".into()
+            }
+        );
+        assert!(out.events.is_empty());
+        // Run again on the result: nothing left to change.
+        let again = reconcile_hints(
+            &service(None, Some("PreferClose")),
+            "IPv4",
+            SliceSet::existing(out.slices.to_update),
+            &cap(),
+            false,
+            &HintsOptions::default(),
+        );
+        assert!(again.slices.to_update.is_empty() && again.notes.is_empty());
+    }
+
+    #[test]
+    fn prefer_same_node_adds_node_hints() {
+        let s = slice("s1", vec![ep("10.0.0.1", "a", Some(true))]);
+        let out = reconcile_hints(
+            &service(None, Some("PreferSameNode")),
+            "IPv4",
+            SliceSet::existing(vec![s]),
+            &cap(),
+            false,
+            &HintsOptions::default(),
+        );
+        let h = out.slices.to_update[0].endpoints()[0].hints.clone().unwrap();
+        assert_eq!(h.for_nodes.unwrap()[0].name, "node-a");
+        assert_eq!(h.for_zones.unwrap()[0].name, "a");
+    }
+
+    #[test]
+    fn no_mechanism_clears_hints_and_says_so_once() {
+        let mut s = slice("s1", vec![ep("10.0.0.1", "a", Some(true))]);
+        let clean = slice("s2", vec![ep("10.0.0.2", "b", Some(true))]);
+        s.endpoints.as_mut().unwrap()[0].hints = Some(EndpointHints {
+            for_zones: Some(vec![ForZone { name: "a".into() }]),
+            for_nodes: None,
+        });
+        let out = reconcile_hints(
+            &service(Some("Disabled"), None),
+            "IPv4",
+            SliceSet::existing(vec![s, clean]),
+            &cap(),
+            true,
+            &HintsOptions::default(),
+        );
+        assert_eq!(out.decision, Decision::Cleared);
+        assert_eq!(out.slices.to_update.len(), 1);
+        assert_eq!(out.slices.unchanged.len(), 1);
+        assert_eq!(out.notes[0].reason, SliceReason::HintsRemoved);
+        assert_eq!(out.events.len(), 1);
+        assert_eq!(
+            out.events[0].message,
+            "Topology Aware Hints has been disabled, addressType: IPv4"
+        );
+        assert!(!out.hints_populated);
+    }
+
+    #[test]
+    fn reasons_read_well() {
+        let r = RemovalReason::TooFewEndpoints {
+            endpoints: 2,
+            zones: 3,
+        };
+        assert_eq!(
+            r.to_string(),
+            "Insufficient number of endpoints (2 endpoints, 3 zones)"
+        );
+        assert_eq!(
+            r.event("IPv6").message,
+            "Insufficient number of endpoints (2 endpoints, 3 zones), addressType: IPv6"
+        );
+        assert!(
+            SliceReason::ZoneOverMaximum {
+                zone: "a".into(),
+                hinted: 4,
+                maximum: 3
+            }
+            .to_string()
+            .contains("maximum of 3")
+        );
+    }
+}

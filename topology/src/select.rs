@@ -1,0 +1,428 @@
+//! Proxy side: which endpoints a node uses for a service port (kube-proxy's
+//! `CategorizeEndpoints`).
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+
+use serde::Serialize;
+use svcnet_model::{EndpointSlice, Service};
+
+use crate::proxy::{
+    EndpointTable, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName,
+    service_families,
+};
+
+/// How hints narrowed the cluster endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+pub enum TopologyMode {
+    /// No narrowing: all ready endpoints.
+    #[default]
+    None,
+    /// Endpoints hinted for this node's zone.
+    PreferSameZone,
+    /// Endpoints hinted for this node.
+    PreferSameNode,
+}
+
+/// The endpoints one node uses for one service port.
+///
+/// Unlike kube-proxy, which returns nil lists when a service port has no endpoints, a list
+/// the service port uses is always `Some` (possibly empty); `None` means "not used".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Selection<'a> {
+    /// Endpoints for Cluster-policy traffic (topology applied); `None` when the service port
+    /// never uses Cluster policy.
+    pub cluster: Option<Vec<&'a ProxyEndpoint>>,
+    /// Endpoints on this node for Local-policy traffic (topology never applied); `None` when the
+    /// service port never uses Local policy.
+    pub local: Option<Vec<&'a ProxyEndpoint>>,
+    /// The union of both: everything this node may send traffic to.
+    pub all_reachable: Vec<&'a ProxyEndpoint>,
+    /// Whether the service port has a usable endpoint anywhere in the cluster (it may be true
+    /// while `all_reachable` is empty, e.g. under a Local policy with only remote endpoints).
+    pub has_any: bool,
+    /// How hints narrowed `cluster`.
+    pub topology: TopologyMode,
+    /// `cluster` holds serving-and-terminating endpoints because no ready one exists.
+    pub cluster_terminating_fallback: bool,
+    /// `local` holds serving-and-terminating endpoints because no local ready one exists.
+    pub local_terminating_fallback: bool,
+}
+
+/// Splits a service port's endpoints into cluster, local and reachable ones for `node`:
+///
+/// - cluster (when used): ready endpoints, narrowed to those hinted for this node when every
+///   ready endpoint has node hints and one names this node, else to those hinted for this
+///   node's zone when every ready endpoint has zone hints and one names the zone; when none
+///   is left, every serving-and-terminating endpoint;
+/// - local (when used): ready endpoints on this node, else serving-and-terminating ones there;
+/// - all reachable: the union.
+///
+/// ```
+/// use svcnet_topology::{NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, categorize};
+/// let ep = |ip: &str, zone: &str| ProxyEndpoint {
+///     ip: ip.parse().unwrap(), port: 80, node_name: None, zone: Some(zone.into()),
+///     is_local: false, ready: true, serving: true, terminating: false,
+///     zone_hints: vec![zone.into()], node_hints: vec![],
+/// };
+/// let eps = [ep("10.0.0.1", "a"), ep("10.0.0.2", "b")];
+/// let sel = categorize(&eps, &PortPolicy::default(), &NodeTopology::new("n1", "b"),
+///     &SelectOptions::default());
+/// assert_eq!(sel.cluster.unwrap()[0].to_string(), "10.0.0.2:80");
+/// assert!(sel.local.is_none() && sel.has_any);
+/// ```
+pub fn categorize<'a>(
+    endpoints: &'a [ProxyEndpoint],
+    policy: &PortPolicy,
+    node: &NodeTopology,
+    options: &SelectOptions,
+) -> Selection<'a> {
+    let uses_cluster = policy.uses_cluster();
+    let uses_local = policy.uses_local();
+    let mut sel = Selection {
+        cluster: uses_cluster.then(Vec::new),
+        local: uses_local.then(Vec::new),
+        all_reachable: Vec::new(),
+        has_any: false,
+        topology: TopologyMode::None,
+        cluster_terminating_fallback: false,
+        local_terminating_fallback: false,
+    };
+    if endpoints.is_empty() {
+        return sel;
+    }
+    let fallback = |e: &&ProxyEndpoint| e.serving && e.terminating;
+    if let Some(cluster) = sel.cluster.as_mut() {
+        let mode = topology_mode(endpoints, node, options);
+        sel.topology = mode;
+        cluster.extend(endpoints.iter().filter(|e| e.ready && available(e, mode, node)));
+        if cluster.is_empty() {
+            cluster.extend(endpoints.iter().filter(fallback));
+            sel.cluster_terminating_fallback = !cluster.is_empty();
+        }
+        sel.has_any = !cluster.is_empty();
+    }
+    if let Some(local) = sel.local.as_mut() {
+        sel.has_any |= endpoints.iter().any(|e| e.ready || fallback(&e));
+        local.extend(endpoints.iter().filter(|e| e.is_local && e.ready));
+        if local.is_empty() {
+            local.extend(endpoints.iter().filter(|e| e.is_local && fallback(e)));
+            sel.local_terminating_fallback = !local.is_empty();
+        }
+    }
+    sel.all_reachable = match (&sel.cluster, &sel.local) {
+        (Some(c), None) => c.clone(),
+        (None, Some(l)) => l.clone(),
+        (Some(c), Some(_)) if sel.topology == TopologyMode::None && !sel.local_terminating_fallback => {
+            c.clone()
+        }
+        (Some(c), Some(l)) => {
+            let chosen: BTreeSet<SocketAddr> = c.iter().chain(l.iter()).map(|e| e.addr()).collect();
+            let mut seen = BTreeSet::new();
+            endpoints
+                .iter()
+                .filter(|e| chosen.contains(&e.addr()) && seen.insert(e.addr()))
+                .collect()
+        }
+        (None, None) => Vec::new(),
+    };
+    sel
+}
+
+fn topology_mode(endpoints: &[ProxyEndpoint], node: &NodeTopology, options: &SelectOptions) -> TopologyMode {
+    let mut any_ready = false;
+    let mut all_node_hints = true;
+    let mut for_node = false;
+    let mut all_zone_hints = true;
+    let mut for_zone = false;
+    for e in endpoints.iter().filter(|e| e.ready) {
+        any_ready = true;
+        if e.node_hints.is_empty() {
+            all_node_hints = false;
+        } else if e.node_hints.contains(&node.name) {
+            for_node = true;
+        }
+        if e.zone_hints.is_empty() {
+            all_zone_hints = false;
+        } else if e.zone_hints.contains(&node.zone) {
+            for_zone = true;
+        }
+    }
+    if !any_ready {
+        TopologyMode::None
+    } else if options.node_hints && all_node_hints && for_node {
+        TopologyMode::PreferSameNode
+    } else if all_zone_hints && for_zone {
+        TopologyMode::PreferSameZone
+    } else {
+        TopologyMode::None
+    }
+}
+
+fn available(e: &ProxyEndpoint, mode: TopologyMode, node: &NodeTopology) -> bool {
+    match mode {
+        TopologyMode::None => true,
+        TopologyMode::PreferSameNode => e.node_hints.contains(&node.name),
+        TopologyMode::PreferSameZone => e.zone_hints.contains(&node.zone),
+    }
+}
+
+/// One service port of a [`NodeView`]: its name, family, policies and endpoints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PortEndpoints {
+    /// The service port.
+    pub name: ServicePortName,
+    /// The Service port number.
+    pub port: i32,
+    /// The proxier's family.
+    pub family: IpFamily,
+    /// The traffic policies.
+    pub policy: PortPolicy,
+    /// Its endpoints, sorted by `IP:port` text.
+    pub endpoints: Vec<ProxyEndpoint>,
+}
+
+/// Every service port a node's proxy handles, with its endpoints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NodeView {
+    /// The node.
+    pub node: NodeTopology,
+    /// The options used.
+    pub options: SelectOptions,
+    /// Service ports in Service input order, then port order, then family order.
+    pub ports: Vec<PortEndpoints>,
+    /// Slice content left out, with the reason.
+    pub ignored: Vec<crate::proxy::Ignored>,
+}
+
+impl NodeView {
+    /// Builds the view of `node` over these Services and EndpointSlices. ExternalName and
+    /// headless Services are skipped, as the proxy skips them.
+    pub fn build(
+        services: &[Service],
+        slices: &[EndpointSlice],
+        node: NodeTopology,
+        options: SelectOptions,
+    ) -> Self {
+        let mut tables: Vec<(IpFamily, EndpointTable)> = [IpFamily::V4, IpFamily::V6]
+            .into_iter()
+            .map(|f| (f, EndpointTable::build(slices, &node.name, f, &options)))
+            .collect();
+        let mut ports: Vec<PortEndpoints> = Vec::new();
+        // Where each service port's endpoints went, for the (invalid) case of a name seen twice.
+        let mut taken: std::collections::HashMap<(ServicePortName, IpFamily), usize> = Default::default();
+        for svc in services {
+            if svc.type_() == "ExternalName" || svc.is_headless() {
+                continue;
+            }
+            let families = service_families(svc);
+            for p in svc.spec().ports() {
+                for &family in &families {
+                    let Some((_, table)) = tables.iter_mut().find(|(f, _)| *f == family) else {
+                        continue;
+                    };
+                    let name = ServicePortName {
+                        namespace: svc.metadata.namespace().to_owned(),
+                        name: svc.metadata.name().to_owned(),
+                        port: p.name().to_owned(),
+                        protocol: p.protocol().to_owned(),
+                    };
+                    let endpoints = match table.take(&name) {
+                        Some(v) => v,
+                        None => taken
+                            .get(&(name.clone(), family))
+                            .and_then(|&i| ports.get(i))
+                            .map(|p| p.endpoints.clone())
+                            .unwrap_or_default(),
+                    };
+                    taken.entry((name.clone(), family)).or_insert(ports.len());
+                    ports.push(PortEndpoints {
+                        policy: PortPolicy::for_port(svc, p, family),
+                        name,
+                        port: p.port,
+                        family,
+                        endpoints,
+                    });
+                }
+            }
+        }
+        let ignored = tables.into_iter().flat_map(|(_, t)| t.ignored).collect();
+        NodeView {
+            node,
+            options,
+            ports,
+            ignored,
+        }
+    }
+
+    /// Each service port with the endpoints this node uses for it.
+    pub fn selections(&self) -> impl Iterator<Item = (&PortEndpoints, Selection<'_>)> {
+        self.ports
+            .iter()
+            .map(|p| (p, categorize(&p.endpoints, &p.policy, &self.node, &self.options)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ep(
+        ip: &str,
+        local: bool,
+        ready: bool,
+        terminating: bool,
+        zones: &[&str],
+        nodes: &[&str],
+    ) -> ProxyEndpoint {
+        ProxyEndpoint {
+            ip: ip.parse().unwrap(),
+            port: 80,
+            node_name: None,
+            zone: None,
+            is_local: local,
+            ready,
+            serving: ready || terminating,
+            terminating,
+            zone_hints: zones.iter().map(|s| s.to_string()).collect(),
+            node_hints: nodes.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn ips(v: &[&ProxyEndpoint]) -> Vec<String> {
+        v.iter().map(|e| e.ip.to_string()).collect()
+    }
+
+    const CLUSTER: PortPolicy = PortPolicy {
+        internal_local: false,
+        external_local: false,
+        externally_accessible: false,
+    };
+    const ITP_LOCAL: PortPolicy = PortPolicy {
+        internal_local: true,
+        external_local: false,
+        externally_accessible: false,
+    };
+    const ETP_LOCAL: PortPolicy = PortPolicy {
+        internal_local: false,
+        external_local: true,
+        externally_accessible: true,
+    };
+
+    fn node() -> NodeTopology {
+        NodeTopology::new("node1", "zone-a")
+    }
+
+    #[test]
+    fn zone_hints_apply_only_when_every_ready_endpoint_has_one() {
+        let eps = [
+            ep("10.0.0.1", false, true, false, &["zone-a"], &[]),
+            ep("10.0.0.2", false, true, false, &["zone-b"], &[]),
+            ep("10.0.0.3", false, false, false, &[], &[]),
+        ];
+        let sel = categorize(&eps, &CLUSTER, &node(), &SelectOptions::default());
+        assert_eq!(sel.topology, TopologyMode::PreferSameZone);
+        assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.1"]);
+        let mut missing = eps.clone();
+        missing[1].zone_hints.clear();
+        let sel = categorize(&missing, &CLUSTER, &node(), &SelectOptions::default());
+        assert_eq!(sel.topology, TopologyMode::None);
+        assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.1", "10.0.0.2"]);
+        let elsewhere = NodeTopology::new("node1", "zone-c");
+        let sel = categorize(&eps, &CLUSTER, &elsewhere, &SelectOptions::default());
+        assert_eq!(sel.topology, TopologyMode::None);
+    }
+
+    #[test]
+    fn node_hints_win_over_zone_hints_when_enabled() {
+        let eps = [
+            ep("10.0.0.1", true, true, false, &["zone-a"], &["node1"]),
+            ep("10.0.0.2", false, true, false, &["zone-a"], &["node2"]),
+        ];
+        let sel = categorize(&eps, &CLUSTER, &node(), &SelectOptions::default());
+        assert_eq!(sel.topology, TopologyMode::PreferSameNode);
+        assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.1"]);
+        let sel = categorize(&eps, &CLUSTER, &node(), &SelectOptions { node_hints: false });
+        assert_eq!(sel.topology, TopologyMode::PreferSameZone);
+        assert_eq!(sel.cluster.unwrap().len(), 2);
+    }
+
+    #[test]
+    fn terminating_fallback_and_has_any() {
+        let eps = [
+            ep("10.0.0.1", false, false, true, &[], &[]),
+            ep("10.0.0.2", false, false, false, &[], &[]),
+        ];
+        let sel = categorize(&eps, &CLUSTER, &node(), &SelectOptions::default());
+        assert!(sel.cluster_terminating_fallback && sel.has_any);
+        assert_eq!(ips(&sel.all_reachable), ["10.0.0.1"]);
+        let sel = categorize(&eps, &ITP_LOCAL, &node(), &SelectOptions::default());
+        assert!(sel.cluster.is_none());
+        assert_eq!(sel.local.as_deref().map(<[_]>::len), Some(0));
+        assert!(sel.has_any && sel.all_reachable.is_empty());
+        let sel = categorize(&[], &ITP_LOCAL, &node(), &SelectOptions::default());
+        assert!(!sel.has_any && sel.local == Some(vec![]));
+    }
+
+    #[test]
+    fn local_ignores_topology_and_the_union_merges() {
+        let eps = [
+            ep("10.0.0.0", true, true, false, &["zone-a"], &[]),
+            ep("10.0.0.1", true, true, false, &["zone-b"], &[]),
+            ep("10.0.0.2", false, true, false, &["zone-a"], &[]),
+            ep("10.0.0.3", false, true, false, &["zone-b"], &[]),
+        ];
+        let sel = categorize(&eps, &ETP_LOCAL, &node(), &SelectOptions::default());
+        assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.0", "10.0.0.2"]);
+        assert_eq!(ips(sel.local.as_deref().unwrap()), ["10.0.0.0", "10.0.0.1"]);
+        assert_eq!(ips(&sel.all_reachable), ["10.0.0.0", "10.0.0.1", "10.0.0.2"]);
+    }
+
+    #[test]
+    fn node_view_reads_slices_like_the_proxy() {
+        let svc: Service = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "ns"},
+            "spec": {"ports": [{"name": "http", "port": 80, "protocol": "TCP"}], "ipFamilies": ["IPv4"],
+                     "internalTrafficPolicy": "Local"}
+        }))
+        .unwrap();
+        let slice = |name: &str, eps: serde_json::Value| -> EndpointSlice {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "namespace": "ns", "labels": {"kubernetes.io/service-name": "web"}},
+                "addressType": "IPv4", "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}],
+                "endpoints": eps
+            }))
+            .unwrap()
+        };
+        let slices = [
+            slice(
+                "a",
+                serde_json::json!([{"addresses": ["10.0.0.10"], "nodeName": "n2"},
+                                          {"addresses": ["10.0.0.2"], "nodeName": "n1",
+                                           "conditions": {"ready": false, "serving": true, "terminating": true}},
+                                          {"addresses": ["fd00::1"], "nodeName": "n1"},
+                                          {"addresses": []}]),
+            ),
+            slice(
+                "b",
+                serde_json::json!([{"addresses": ["10.0.0.10"], "nodeName": "n1"}]),
+            ),
+        ];
+        let view = NodeView::build(
+            &[svc],
+            &slices,
+            NodeTopology::new("n1", ""),
+            SelectOptions::default(),
+        );
+        let (p, sel) = view.selections().next().unwrap();
+        assert_eq!(p.name.to_string(), "ns/web:http");
+        // Sorted as text; the duplicate 10.0.0.10 is kept as the local copy.
+        let all: Vec<String> = p.endpoints.iter().map(|e| e.to_string()).collect();
+        assert_eq!(all, ["10.0.0.10:8080", "10.0.0.2:8080"]);
+        assert!(p.endpoints[0].is_local);
+        assert_eq!(ips(sel.local.as_deref().unwrap()), ["10.0.0.10"]);
+        assert_eq!(view.ignored.len(), 2);
+    }
+}
