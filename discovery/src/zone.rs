@@ -1,0 +1,917 @@
+//! The cluster zone: Services, EndpointSlices and Pods indexed for record computation,
+//! incremental updates and queries.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+
+use svcnet_model::{
+    CLUSTER_IP_NONE, EndpointSlice, ObjectMeta, Pod, Service, address_type, pod_phase, service_type,
+};
+
+use crate::names::{
+    endpoint_hostname, fqdn, label_ok, parse_reverse, pod_label, pod_label_ip_text, reverse_name,
+};
+use crate::options::{DNS_SCHEMA_VERSION, DNS_VERSION_TTL};
+use crate::record::{Record, RecordData, RecordDelta, RecordSet, Srv, diff_sorted};
+use crate::{DiscoveryError, DnsOptions, PodMode, RecordType};
+
+/// `(namespace, name)`.
+type Key = (String, String);
+
+/// The port number CoreDNS uses for "no ports declared".
+const NO_PORT: i32 = -1;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PortInfo {
+    /// Lower case; empty for unnamed ports.
+    name: String,
+    /// Lower case: `tcp`, `udp`, `sctp`.
+    proto: String,
+    port: i32,
+}
+
+impl PortInfo {
+    fn sentinel() -> PortInfo {
+        PortInfo {
+            name: String::new(),
+            proto: String::new(),
+            port: NO_PORT,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Shape {
+    ClusterIp(Vec<IpAddr>),
+    Headless,
+    /// The CNAME target, fully qualified; `None` when no record is served.
+    External(Option<String>),
+    Unallocated,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SvcInfo {
+    /// `name.namespace.svc.zone.`
+    base: String,
+    shape: Shape,
+    /// Never empty: the sentinel stands for "no ports".
+    ports: Vec<PortInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Addr {
+    ip: IpAddr,
+    host: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SliceInfo {
+    /// `(namespace, service-name label)`.
+    service: Key,
+    /// Ready addresses only.
+    addrs: Vec<Addr>,
+    /// Never empty: the sentinel stands for "no ports".
+    ports: Vec<PortInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PodInfo {
+    name: String,
+    ip: IpAddr,
+}
+
+/// One change to the objects of a [`Zone`], for [`Zone::apply`].
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Change<'a> {
+    /// A Service was added or updated.
+    Service(&'a Service),
+    /// An EndpointSlice was added or updated.
+    EndpointSlice(&'a EndpointSlice),
+    /// A Pod was added or updated.
+    Pod(&'a Pod),
+    /// A Service was deleted.
+    DeleteService {
+        /// Its namespace.
+        namespace: &'a str,
+        /// Its name.
+        name: &'a str,
+    },
+    /// An EndpointSlice was deleted.
+    DeleteEndpointSlice {
+        /// Its namespace.
+        namespace: &'a str,
+        /// Its name.
+        name: &'a str,
+    },
+    /// A Pod was deleted.
+    DeletePod {
+        /// Its namespace.
+        namespace: &'a str,
+        /// Its name.
+        name: &'a str,
+    },
+}
+
+/// What a DNS server answers for one query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// The name exists and holds these records of the type asked (for A/AAAA at an
+    /// ExternalName Service, its CNAME).
+    Records(Vec<Record>),
+    /// The name exists but holds no record of the type asked (NOERROR, empty answer).
+    NoData,
+    /// The name does not exist.
+    NxDomain,
+}
+
+/// Services, EndpointSlices and Pods of a cluster, indexed for DNS.
+///
+/// Build it with [`Zone::from_objects`], read the whole record set with [`Zone::records`],
+/// feed it changes with [`Zone::apply`] (which returns only the records that change) and ask
+/// it single queries with [`Zone::lookup`].
+///
+/// Objects are keyed by namespace and name (an empty namespace is `default`); a later
+/// object with the same key replaces an earlier one.
+#[derive(Debug, Clone)]
+pub struct Zone {
+    options: DnsOptions,
+    /// Lower case, no final dot.
+    zone: String,
+    services: BTreeMap<Key, SvcInfo>,
+    slices: BTreeMap<Key, SliceInfo>,
+    slices_by_service: BTreeMap<Key, BTreeSet<String>>,
+    cluster_ips: BTreeMap<IpAddr, BTreeSet<Key>>,
+    endpoint_ips: BTreeMap<IpAddr, BTreeSet<Key>>,
+    pods: BTreeMap<Key, PodInfo>,
+    /// Every Pod held (with or without a record), for `namespaces`.
+    pod_keys: BTreeSet<Key>,
+    /// How many objects live in each namespace.
+    namespaces: BTreeMap<String, usize>,
+    issues: BTreeMap<(&'static str, Key), Vec<DiscoveryError>>,
+}
+
+fn namespace_of(meta: &ObjectMeta) -> &str {
+    match meta.namespace() {
+        "" => "default",
+        ns => ns,
+    }
+}
+
+fn key_of(meta: &ObjectMeta) -> Key {
+    (namespace_of(meta).to_owned(), meta.name().to_owned())
+}
+
+fn weight(k: usize) -> u16 {
+    match k {
+        0 => 100,
+        k => (100 / k).max(1) as u16,
+    }
+}
+
+fn address_record(name: &str, ttl: u32, ip: IpAddr) -> Record {
+    match ip {
+        IpAddr::V4(v4) => Record::new(name, ttl, RecordData::A(v4)),
+        IpAddr::V6(v6) => Record::new(name, ttl, RecordData::Aaaa(v6)),
+    }
+}
+
+/// Pushes one SRV record unless the port is the "no ports" sentinel or out of range.
+fn push_srv(out: &mut Vec<Record>, owner: &str, ttl: u32, weight: u16, port: i32, target: &str) {
+    if let Ok(port) = u16::try_from(port) {
+        let srv = Srv {
+            priority: 0,
+            weight,
+            port,
+            target: target.to_owned(),
+        };
+        out.push(Record::new(owner, ttl, RecordData::Srv(srv)));
+    }
+}
+
+/// The distinct `(name, protocol)` pairs of named ports.
+fn named_groups<'a>(ports: impl Iterator<Item = &'a PortInfo>) -> BTreeSet<(&'a str, &'a str)> {
+    ports
+        .filter(|p| !p.name.is_empty())
+        .map(|p| (p.name.as_str(), p.proto.as_str()))
+        .collect()
+}
+
+impl Zone {
+    /// An empty zone; fails when the options are not usable.
+    pub fn new(options: DnsOptions) -> Result<Zone, DiscoveryError> {
+        let zone = options.validate()?;
+        Ok(Zone {
+            options,
+            zone,
+            services: BTreeMap::new(),
+            slices: BTreeMap::new(),
+            slices_by_service: BTreeMap::new(),
+            cluster_ips: BTreeMap::new(),
+            endpoint_ips: BTreeMap::new(),
+            pods: BTreeMap::new(),
+            pod_keys: BTreeSet::new(),
+            namespaces: BTreeMap::new(),
+            issues: BTreeMap::new(),
+        })
+    }
+
+    /// A zone holding these objects.
+    pub fn from_objects(
+        options: DnsOptions,
+        services: &[Service],
+        slices: &[EndpointSlice],
+        pods: &[Pod],
+    ) -> Result<Zone, DiscoveryError> {
+        let mut z = Zone::new(options)?;
+        for s in services {
+            z.insert_service(s);
+        }
+        for s in slices {
+            z.insert_slice(s);
+        }
+        for p in pods {
+            z.insert_pod(p);
+        }
+        Ok(z)
+    }
+
+    /// The options the zone was built with.
+    pub fn options(&self) -> &DnsOptions {
+        &self.options
+    }
+
+    /// What was skipped in the objects held (bad addresses, names that cannot be labels).
+    pub fn issues(&self) -> impl Iterator<Item = &DiscoveryError> {
+        self.issues.values().flatten()
+    }
+
+    /// Every record the zone serves.
+    pub fn records(&self) -> RecordSet {
+        let mut out = Vec::new();
+        out.push(Record::new(
+            format!("dns-version.{}.", self.zone),
+            DNS_VERSION_TTL,
+            RecordData::Txt(DNS_SCHEMA_VERSION.into()),
+        ));
+        for key in self.services.keys() {
+            self.service_records(key, &mut out);
+        }
+        let ips: BTreeSet<&IpAddr> = self.cluster_ips.keys().chain(self.endpoint_ips.keys()).collect();
+        for ip in ips {
+            self.ptr_records(*ip, &mut out);
+        }
+        for key in self.pods.keys() {
+            self.pod_records(key, &mut out);
+        }
+        RecordSet::from_records(out)
+    }
+
+    /// Applies one change and returns the records that change, computed from the affected
+    /// Service's names and the reverse names of the addresses involved only.
+    pub fn apply(&mut self, change: Change<'_>) -> RecordDelta {
+        let mut services = BTreeSet::new();
+        let mut ips = BTreeSet::new();
+        let mut pods = BTreeSet::new();
+        let pending: Pending<'_> = match change {
+            Change::Service(s) => {
+                let key = key_of(&s.metadata);
+                self.affected_by_service(&key, &mut services, &mut ips);
+                if let Some(SvcInfo {
+                    shape: Shape::ClusterIp(v),
+                    ..
+                }) = self.digest_service(&key, s, &mut Vec::new())
+                {
+                    ips.extend(v);
+                }
+                Pending::Service(s)
+            }
+            Change::DeleteService { namespace, name } => {
+                let key = (namespace_or_default(namespace), name.to_owned());
+                self.affected_by_service(&key, &mut services, &mut ips);
+                Pending::RemoveService(key)
+            }
+            Change::EndpointSlice(s) => {
+                let key = key_of(&s.metadata);
+                self.affected_by_slice(&key, &mut services, &mut ips);
+                if let Some(info) = self.digest_slice(&key, s, &mut Vec::new()) {
+                    services.insert(info.service.clone());
+                    ips.extend(info.addrs.iter().map(|a| a.ip));
+                }
+                Pending::Slice(s)
+            }
+            Change::DeleteEndpointSlice { namespace, name } => {
+                let key = (namespace_or_default(namespace), name.to_owned());
+                self.affected_by_slice(&key, &mut services, &mut ips);
+                Pending::RemoveSlice(key)
+            }
+            Change::Pod(p) => {
+                pods.insert(key_of(&p.metadata));
+                Pending::Pod(p)
+            }
+            Change::DeletePod { namespace, name } => {
+                let key = (namespace_or_default(namespace), name.to_owned());
+                pods.insert(key.clone());
+                Pending::RemovePod(key)
+            }
+        };
+        let before = self.partial_records(&services, &ips, &pods);
+        match pending {
+            Pending::Service(s) => self.insert_service(s),
+            Pending::RemoveService(k) => self.remove_service(&k),
+            Pending::Slice(s) => self.insert_slice(s),
+            Pending::RemoveSlice(k) => self.remove_slice(&k),
+            Pending::Pod(p) => self.insert_pod(p),
+            Pending::RemovePod(k) => self.remove_pod(&k),
+        }
+        let after = self.partial_records(&services, &ips, &pods);
+        diff_sorted(before.records(), after.records())
+    }
+
+    /// Answers one query: `name` in any case, with or without the final dot.
+    pub fn lookup(&self, name: &str, qtype: RecordType) -> Answer {
+        let name = fqdn(name);
+        let mut found = Vec::new();
+        if let Some(ip) = parse_reverse(&name) {
+            self.ptr_records(ip, &mut found);
+            return answer(found, qtype);
+        }
+        let zone_dot = format!("{}.", self.zone);
+        let rel = if name == zone_dot {
+            ""
+        } else if let Some(r) = name.strip_suffix(&format!(".{zone_dot}")) {
+            r
+        } else {
+            return Answer::NxDomain;
+        };
+        let labels: Vec<&str> = if rel.is_empty() {
+            Vec::new()
+        } else {
+            rel.split('.').collect()
+        };
+        match labels.as_slice() {
+            [] => Answer::NoData,
+            ["dns-version"] => {
+                found.push(Record::new(
+                    &name,
+                    DNS_VERSION_TTL,
+                    RecordData::Txt(DNS_SCHEMA_VERSION.into()),
+                ));
+                answer(found, qtype)
+            }
+            ["svc"] | ["pod"] => Answer::NoData,
+            [ns, "svc"] | [ns, "pod"] => {
+                if self.namespaces.contains_key(*ns) {
+                    Answer::NoData
+                } else {
+                    Answer::NxDomain
+                }
+            }
+            [.., svc, ns, "svc"] if labels.len() <= 5 => {
+                let key = ((*ns).to_owned(), (*svc).to_owned());
+                self.service_records(&key, &mut found);
+                found.retain(|r| r.name() == name);
+                answer(found, qtype)
+            }
+            [label, ns, "pod"] => match self.options.pods {
+                PodMode::Disabled => Answer::NxDomain,
+                PodMode::Verified => {
+                    for (k, p) in self.pods.range(((*ns).to_owned(), String::new())..) {
+                        if k.0 != *ns {
+                            break;
+                        }
+                        if p.name == name {
+                            found.push(address_record(&p.name, self.options.ttl, p.ip));
+                        }
+                    }
+                    answer(found, qtype)
+                }
+                PodMode::Insecure => {
+                    if !self.namespaces.contains_key(*ns) {
+                        return Answer::NxDomain;
+                    }
+                    match pod_label_ip_text(label).parse::<IpAddr>() {
+                        Ok(ip) => {
+                            found.push(address_record(&name, self.options.ttl, ip.to_canonical()));
+                            answer(found, qtype)
+                        }
+                        Err(_) => Answer::NxDomain,
+                    }
+                }
+            },
+            _ => Answer::NxDomain,
+        }
+    }
+
+    // ----- record computation -----
+
+    fn partial_records(
+        &self,
+        services: &BTreeSet<Key>,
+        ips: &BTreeSet<IpAddr>,
+        pods: &BTreeSet<Key>,
+    ) -> RecordSet {
+        let mut out = Vec::new();
+        for k in services {
+            self.service_records(k, &mut out);
+        }
+        for ip in ips {
+            self.ptr_records(*ip, &mut out);
+        }
+        for k in pods {
+            self.pod_records(k, &mut out);
+        }
+        RecordSet::from_records(out)
+    }
+
+    /// The ready addresses of a Service's slices, each with its slice's ports.
+    fn ready(&self, key: &Key) -> Vec<(&Addr, &[PortInfo])> {
+        let mut v = Vec::new();
+        let Some(names) = self.slices_by_service.get(key) else {
+            return v;
+        };
+        for n in names {
+            if let Some(s) = self.slices.get(&(key.0.clone(), n.clone())) {
+                v.extend(s.addrs.iter().map(|a| (a, s.ports.as_slice())));
+            }
+        }
+        v
+    }
+
+    /// Every forward record under the Service's base name.
+    fn service_records(&self, key: &Key, out: &mut Vec<Record>) {
+        let Some(svc) = self.services.get(key) else { return };
+        let ttl = self.options.ttl;
+        let base = svc.base.as_str();
+        match &svc.shape {
+            Shape::External(Some(target)) => {
+                out.push(Record::new(base, ttl, RecordData::Cname(target.clone())));
+            }
+            Shape::External(None) | Shape::Unallocated => {}
+            Shape::ClusterIp(ips) => {
+                let ready = self.ready(key);
+                if self.options.ignore_empty_service && ready.is_empty() {
+                    return;
+                }
+                for ip in ips {
+                    out.push(address_record(base, ttl, *ip));
+                }
+                let w = weight(svc.ports.len() * ips.len());
+                for p in &svc.ports {
+                    push_srv(out, base, ttl, w, p.port, base);
+                }
+                for (name, proto) in named_groups(svc.ports.iter()) {
+                    let owner = format!("_{name}._{proto}.{base}");
+                    let matching: Vec<&PortInfo> = svc
+                        .ports
+                        .iter()
+                        .filter(|p| p.name == name && p.proto == proto)
+                        .collect();
+                    let w = weight(matching.len() * ips.len());
+                    for p in matching {
+                        push_srv(out, &owner, ttl, w, p.port, base);
+                    }
+                }
+                self.endpoint_names(base, &ready, out);
+            }
+            Shape::Headless => {
+                let ready = self.ready(key);
+                if ready.is_empty() {
+                    return;
+                }
+                for (a, _) in &ready {
+                    out.push(address_record(base, ttl, a.ip));
+                }
+                let w = weight(ready.iter().map(|(_, ps)| ps.len()).sum());
+                for (a, ports) in &ready {
+                    let target = format!("{}.{base}", a.host);
+                    for p in ports.iter() {
+                        push_srv(out, base, ttl, w, p.port, &target);
+                    }
+                }
+                for (name, proto) in named_groups(ready.iter().flat_map(|(_, ps)| ps.iter())) {
+                    let owner = format!("_{name}._{proto}.{base}");
+                    let matches = |p: &&PortInfo| p.name == name && p.proto == proto;
+                    let k = ready
+                        .iter()
+                        .map(|(_, ps)| ps.iter().filter(matches).count())
+                        .sum();
+                    let w = weight(k);
+                    for (a, ports) in &ready {
+                        let target = format!("{}.{base}", a.host);
+                        for p in ports.iter().filter(matches) {
+                            push_srv(out, &owner, ttl, w, p.port, &target);
+                        }
+                    }
+                }
+                self.endpoint_names(base, &ready, out);
+            }
+        }
+    }
+
+    /// `h.B` A/AAAA and SRV for every endpoint hostname `h` of the ready addresses.
+    fn endpoint_names(&self, base: &str, ready: &[(&Addr, &[PortInfo])], out: &mut Vec<Record>) {
+        let ttl = self.options.ttl;
+        let mut by_host: BTreeMap<&str, Vec<(&Addr, &[PortInfo])>> = BTreeMap::new();
+        for (a, ps) in ready {
+            by_host.entry(a.host.as_str()).or_default().push((a, ps));
+        }
+        for (host, entries) in by_host {
+            let name = format!("{host}.{base}");
+            for (a, _) in &entries {
+                out.push(address_record(&name, ttl, a.ip));
+            }
+            let w = weight(entries.iter().map(|(_, ps)| ps.len()).sum());
+            for (_, ports) in &entries {
+                for p in ports.iter() {
+                    push_srv(out, &name, ttl, w, p.port, &name);
+                }
+            }
+        }
+    }
+
+    /// The PTR records at the reverse name of `ip`.
+    fn ptr_records(&self, ip: IpAddr, out: &mut Vec<Record>) {
+        let ttl = self.options.ttl;
+        let name = reverse_name(ip);
+        if let Some(svc) = self
+            .cluster_ips
+            .get(&ip)
+            .and_then(|o| o.iter().next())
+            .and_then(|k| self.services.get(k))
+        {
+            out.push(Record::new(name, ttl, RecordData::Ptr(svc.base.clone())));
+            return;
+        }
+        let Some(slices) = self.endpoint_ips.get(&ip) else {
+            return;
+        };
+        for sk in slices {
+            let Some(s) = self.slices.get(sk) else { continue };
+            for a in s.addrs.iter().filter(|a| a.ip == ip) {
+                let target = format!("{}.{}.{}.svc.{}.", a.host, s.service.1, s.service.0, self.zone)
+                    .to_ascii_lowercase();
+                out.push(Record::new(&name, ttl, RecordData::Ptr(target)));
+            }
+        }
+    }
+
+    fn pod_records(&self, key: &Key, out: &mut Vec<Record>) {
+        if self.options.pods == PodMode::Disabled {
+            return;
+        }
+        if let Some(p) = self.pods.get(key) {
+            out.push(address_record(&p.name, self.options.ttl, p.ip));
+        }
+    }
+
+    // ----- index maintenance -----
+
+    fn affected_by_service(&self, key: &Key, services: &mut BTreeSet<Key>, ips: &mut BTreeSet<IpAddr>) {
+        services.insert(key.clone());
+        if let Some(Shape::ClusterIp(v)) = self.services.get(key).map(|s| &s.shape) {
+            ips.extend(v.iter().copied());
+        }
+    }
+
+    fn affected_by_slice(&self, key: &Key, services: &mut BTreeSet<Key>, ips: &mut BTreeSet<IpAddr>) {
+        if let Some(old) = self.slices.get(key) {
+            services.insert(old.service.clone());
+            ips.extend(old.addrs.iter().map(|a| a.ip));
+        }
+    }
+
+    fn set_issues(&mut self, kind: &'static str, key: &Key, issues: Vec<DiscoveryError>) {
+        if issues.is_empty() {
+            self.issues.remove(&(kind, key.clone()));
+        } else {
+            self.issues.insert((kind, key.clone()), issues);
+        }
+    }
+
+    fn add_namespace(&mut self, ns: &str) {
+        *self.namespaces.entry(ns.to_ascii_lowercase()).or_insert(0) += 1;
+    }
+
+    fn drop_namespace(&mut self, ns: &str) {
+        let ns = ns.to_ascii_lowercase();
+        if let Some(n) = self.namespaces.get_mut(&ns) {
+            *n -= 1;
+            if *n == 0 {
+                self.namespaces.remove(&ns);
+            }
+        }
+    }
+
+    fn check_labels(&self, kind: &'static str, key: &Key, issues: &mut Vec<DiscoveryError>) -> bool {
+        let mut ok = true;
+        for (field, value) in [("metadata.namespace", &key.0), ("metadata.name", &key.1)] {
+            if !label_ok(value) {
+                issues.push(DiscoveryError::Label {
+                    kind,
+                    object: format!("{}/{}", key.0, key.1),
+                    field: field.into(),
+                    value: value.clone(),
+                    reason: "must be a non-empty DNS label of at most 63 characters without dots",
+                });
+                ok = false;
+            }
+        }
+        ok
+    }
+
+    fn digest_service(&self, key: &Key, svc: &Service, issues: &mut Vec<DiscoveryError>) -> Option<SvcInfo> {
+        if !self.check_labels("Service", key, issues) {
+            return None;
+        }
+        let spec = svc.spec();
+        let base = format!("{}.{}.svc.{}.", key.1, key.0, self.zone).to_ascii_lowercase();
+        let mut ports: Vec<PortInfo> = spec
+            .ports()
+            .iter()
+            .map(|p| PortInfo {
+                name: p.name().to_ascii_lowercase(),
+                proto: p.protocol().to_ascii_lowercase(),
+                port: p.port,
+            })
+            .collect();
+        if ports.is_empty() {
+            ports.push(PortInfo::sentinel());
+        }
+        let ips: Vec<(String, &str)> = match (&spec.cluster_ips, &spec.cluster_ip) {
+            (Some(v), _) if !v.is_empty() => v
+                .iter()
+                .enumerate()
+                .map(|(i, ip)| (format!("spec.clusterIPs[{i}]"), ip.as_str()))
+                .collect(),
+            (_, Some(ip)) => vec![("spec.clusterIP".to_owned(), ip.as_str())],
+            _ => Vec::new(),
+        };
+        let shape = if svc.type_() == service_type::EXTERNAL_NAME {
+            let target = spec.external_name.as_deref().unwrap_or("");
+            let target = target.trim_end_matches('.');
+            if target.is_empty() || target.parse::<IpAddr>().is_ok() {
+                Shape::External(None)
+            } else {
+                Shape::External(Some(fqdn(target)))
+            }
+        } else if ips.first().is_some_and(|(_, ip)| *ip == CLUSTER_IP_NONE) {
+            Shape::Headless
+        } else {
+            let mut parsed = Vec::new();
+            for (field, text) in ips {
+                if text.is_empty() {
+                    continue;
+                }
+                match text.parse::<IpAddr>() {
+                    Ok(ip) => parsed.push(ip.to_canonical()),
+                    Err(_) => issues.push(DiscoveryError::Address {
+                        kind: "Service",
+                        object: format!("{}/{}", key.0, key.1),
+                        field,
+                        value: text.to_owned(),
+                    }),
+                }
+            }
+            parsed.dedup();
+            if parsed.is_empty() {
+                Shape::Unallocated
+            } else {
+                Shape::ClusterIp(parsed)
+            }
+        };
+        Some(SvcInfo { base, shape, ports })
+    }
+
+    fn insert_service(&mut self, svc: &Service) {
+        let key = key_of(&svc.metadata);
+        self.remove_service(&key);
+        let mut issues = Vec::new();
+        if let Some(info) = self.digest_service(&key, svc, &mut issues) {
+            if let Shape::ClusterIp(ips) = &info.shape {
+                for ip in ips {
+                    self.cluster_ips.entry(*ip).or_default().insert(key.clone());
+                }
+            }
+            self.add_namespace(&key.0);
+            self.services.insert(key.clone(), info);
+        }
+        self.set_issues("Service", &key, issues);
+    }
+
+    fn remove_service(&mut self, key: &Key) {
+        self.issues.remove(&("Service", key.clone()));
+        let Some(old) = self.services.remove(key) else {
+            return;
+        };
+        self.drop_namespace(&key.0);
+        if let Shape::ClusterIp(ips) = old.shape {
+            for ip in ips {
+                if let Some(set) = self.cluster_ips.get_mut(&ip) {
+                    set.remove(key);
+                    if set.is_empty() {
+                        self.cluster_ips.remove(&ip);
+                    }
+                }
+            }
+        }
+    }
+
+    fn digest_slice(
+        &self,
+        key: &Key,
+        slice: &EndpointSlice,
+        issues: &mut Vec<DiscoveryError>,
+    ) -> Option<SliceInfo> {
+        if !self.check_labels("EndpointSlice", key, issues) {
+            return None;
+        }
+        if slice.address_type == address_type::FQDN {
+            return None;
+        }
+        let service_name = slice.service_name().unwrap_or("");
+        if !label_ok(service_name) {
+            issues.push(DiscoveryError::Label {
+                kind: "EndpointSlice",
+                object: format!("{}/{}", key.0, key.1),
+                field: "metadata.labels[kubernetes.io/service-name]".into(),
+                value: service_name.to_owned(),
+                reason: "must name a Service (a DNS label)",
+            });
+            return None;
+        }
+        let mut ports: Vec<PortInfo> = slice
+            .ports()
+            .iter()
+            .map(|p| PortInfo {
+                name: p.name.as_deref().unwrap_or("").to_ascii_lowercase(),
+                proto: p.protocol.as_deref().unwrap_or("TCP").to_ascii_lowercase(),
+                port: p.port.unwrap_or(NO_PORT),
+            })
+            .collect();
+        if ports.is_empty() {
+            ports.push(PortInfo::sentinel());
+        }
+        let mut addrs = Vec::new();
+        for (i, ep) in slice.endpoints().iter().enumerate() {
+            if !ep.conditions.is_ready() {
+                continue;
+            }
+            for (j, text) in ep.addresses.iter().enumerate() {
+                let Ok(ip) = text.parse::<IpAddr>() else {
+                    issues.push(DiscoveryError::Address {
+                        kind: "EndpointSlice",
+                        object: format!("{}/{}", key.0, key.1),
+                        field: format!("endpoints[{i}].addresses[{j}]"),
+                        value: text.clone(),
+                    });
+                    continue;
+                };
+                let target = ep.target_ref.as_ref().and_then(|t| t.name.as_deref());
+                let host = endpoint_hostname(
+                    ep.hostname.as_deref(),
+                    target,
+                    self.options.endpoint_pod_names,
+                    text,
+                );
+                addrs.push(Addr {
+                    ip: ip.to_canonical(),
+                    host,
+                });
+            }
+        }
+        Some(SliceInfo {
+            service: (key.0.clone(), service_name.to_owned()),
+            addrs,
+            ports,
+        })
+    }
+
+    fn insert_slice(&mut self, slice: &EndpointSlice) {
+        let key = key_of(&slice.metadata);
+        self.remove_slice(&key);
+        let mut issues = Vec::new();
+        if let Some(info) = self.digest_slice(&key, slice, &mut issues) {
+            for a in &info.addrs {
+                self.endpoint_ips.entry(a.ip).or_default().insert(key.clone());
+            }
+            self.slices_by_service
+                .entry(info.service.clone())
+                .or_default()
+                .insert(key.1.clone());
+            self.add_namespace(&key.0);
+            self.slices.insert(key.clone(), info);
+        }
+        self.set_issues("EndpointSlice", &key, issues);
+    }
+
+    fn remove_slice(&mut self, key: &Key) {
+        self.issues.remove(&("EndpointSlice", key.clone()));
+        let Some(old) = self.slices.remove(key) else {
+            return;
+        };
+        self.drop_namespace(&key.0);
+        for a in &old.addrs {
+            if let Some(set) = self.endpoint_ips.get_mut(&a.ip) {
+                set.remove(key);
+                if set.is_empty() {
+                    self.endpoint_ips.remove(&a.ip);
+                }
+            }
+        }
+        if let Some(set) = self.slices_by_service.get_mut(&old.service) {
+            set.remove(&key.1);
+            if set.is_empty() {
+                self.slices_by_service.remove(&old.service);
+            }
+        }
+    }
+
+    fn insert_pod(&mut self, pod: &Pod) {
+        let key = key_of(&pod.metadata);
+        self.remove_pod(&key);
+        let mut issues = Vec::new();
+        if self.check_labels("Pod", &key, &mut issues) {
+            self.add_namespace(&key.0);
+            self.pod_keys.insert(key.clone());
+            let ip_text = pod
+                .status
+                .as_ref()
+                .and_then(|s| s.pod_ip.as_deref())
+                .unwrap_or("");
+            let phase = pod.phase();
+            let live = pod.metadata.deletion_timestamp.is_none()
+                && ![pod_phase::SUCCEEDED, pod_phase::FAILED, pod_phase::UNKNOWN].contains(&phase);
+            if live && !ip_text.is_empty() {
+                match ip_text.parse::<IpAddr>() {
+                    Ok(ip) => {
+                        if let Some(label) = pod_label(ip_text) {
+                            let name = format!("{label}.{}.pod.{}.", key.0, self.zone).to_ascii_lowercase();
+                            self.pods.insert(
+                                key.clone(),
+                                PodInfo {
+                                    name,
+                                    ip: ip.to_canonical(),
+                                },
+                            );
+                        }
+                    }
+                    Err(_) => issues.push(DiscoveryError::Address {
+                        kind: "Pod",
+                        object: format!("{}/{}", key.0, key.1),
+                        field: "status.podIP".into(),
+                        value: ip_text.to_owned(),
+                    }),
+                }
+            }
+        }
+        self.set_issues("Pod", &key, issues);
+    }
+
+    fn remove_pod(&mut self, key: &Key) {
+        self.issues.remove(&("Pod", key.clone()));
+        self.pods.remove(key);
+        if self.pod_keys.remove(key) {
+            self.drop_namespace(&key.0);
+        }
+    }
+}
+
+enum Pending<'a> {
+    Service(&'a Service),
+    RemoveService(Key),
+    Slice(&'a EndpointSlice),
+    RemoveSlice(Key),
+    Pod(&'a Pod),
+    RemovePod(Key),
+}
+
+fn namespace_or_default(ns: &str) -> String {
+    if ns.is_empty() {
+        "default".to_owned()
+    } else {
+        ns.to_owned()
+    }
+}
+
+fn answer(found: Vec<Record>, qtype: RecordType) -> Answer {
+    if found.is_empty() {
+        return Answer::NxDomain;
+    }
+    let cname = found.iter().any(|r| r.record_type() == RecordType::Cname);
+    let mut matching: Vec<Record> = found
+        .into_iter()
+        .filter(|r| {
+            r.record_type() == qtype
+                || (cname
+                    && matches!(qtype, RecordType::A | RecordType::Aaaa)
+                    && r.record_type() == RecordType::Cname)
+        })
+        .collect();
+    if matching.is_empty() {
+        return Answer::NoData;
+    }
+    matching.sort_unstable();
+    matching.dedup_by(|b, a| a.name() == b.name() && a.data() == b.data());
+    Answer::Records(matching)
+}
