@@ -915,3 +915,318 @@ fn answer(found: Vec<Record>, qtype: RecordType) -> Answer {
     matching.dedup_by(|b, a| a.name() == b.name() && a.data() == b.data());
     Answer::Records(matching)
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn service(ns: &str, name: &str, spec: Value) -> Service {
+        serde_json::from_value(json!({"metadata": {"name": name, "namespace": ns}, "spec": spec})).unwrap()
+    }
+
+    fn slice(ns: &str, name: &str, svc: &str, family: &str, endpoints: Value, ports: Value) -> EndpointSlice {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": ns, "labels": {"kubernetes.io/service-name": svc}},
+            "addressType": family, "endpoints": endpoints, "ports": ports,
+        }))
+        .unwrap()
+    }
+
+    fn pod(ns: &str, name: &str, ip: &str, phase: &str) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": ns},
+            "status": {"phase": phase, "podIP": ip},
+        }))
+        .unwrap()
+    }
+
+    fn texts(set: &RecordSet, name: &str) -> Vec<String> {
+        set.at(name)
+            .iter()
+            .map(|r| format!("{} {}", r.record_type(), r.data_text()))
+            .collect()
+    }
+
+    fn zone(opts: DnsOptions, svcs: &[Service], slices: &[EndpointSlice], pods: &[Pod]) -> Zone {
+        Zone::from_objects(opts, svcs, slices, pods).unwrap()
+    }
+
+    const B: &str = "web.ns.svc.cluster.local.";
+
+    fn web() -> Service {
+        service(
+            "ns",
+            "web",
+            json!({"clusterIP": "10.0.0.1", "ports": [{"name": "http", "port": 80}]}),
+        )
+    }
+
+    fn web_slice(ready: bool) -> EndpointSlice {
+        slice(
+            "ns",
+            "web-1",
+            "web",
+            "IPv4",
+            json!([{"addresses": ["10.1.0.1"], "conditions": {"ready": ready},
+                    "targetRef": {"kind": "Pod", "name": "web-abc"}}]),
+            json!([{"name": "http", "protocol": "TCP", "port": 8080}]),
+        )
+    }
+
+    #[test]
+    fn ignore_empty_service_keeps_the_ptr() {
+        let opts = DnsOptions {
+            ignore_empty_service: true,
+            ..DnsOptions::default()
+        };
+        let set = zone(opts.clone(), &[web()], &[web_slice(false)], &[]).records();
+        assert!(set.at(B).is_empty());
+        assert!(set.at(&format!("_http._tcp.{B}")).is_empty());
+        assert_eq!(
+            texts(&set, "1.0.0.10.in-addr.arpa."),
+            ["PTR web.ns.svc.cluster.local."]
+        );
+        let set = zone(opts, &[web()], &[web_slice(true)], &[]).records();
+        assert_eq!(
+            texts(&set, B),
+            ["A 10.0.0.1", "SRV 0 100 80 web.ns.svc.cluster.local."]
+        );
+        // The endpoint name of a ClusterIP Service carries the slice port.
+        assert_eq!(
+            texts(&set, &format!("10-1-0-1.{B}")),
+            ["A 10.1.0.1", "SRV 0 100 8080 10-1-0-1.web.ns.svc.cluster.local."]
+        );
+    }
+
+    #[test]
+    fn endpoint_pod_names() {
+        let opts = DnsOptions {
+            endpoint_pod_names: true,
+            ..DnsOptions::default()
+        };
+        let set = zone(opts, &[web()], &[web_slice(true)], &[]).records();
+        assert_eq!(texts(&set, &format!("web-abc.{B}"))[0], "A 10.1.0.1");
+        assert_eq!(
+            texts(&set, "1.0.1.10.in-addr.arpa."),
+            ["PTR web-abc.web.ns.svc.cluster.local."]
+        );
+    }
+
+    #[test]
+    fn one_hostname_two_families() {
+        let hl = service(
+            "ns",
+            "db",
+            json!({"clusterIP": "None", "ports": [{"name": "pg", "port": 5432}]}),
+        );
+        let ep = |a: &str| json!([{"addresses": [a], "hostname": "db-0"}]);
+        let ports = json!([{"name": "pg", "protocol": "TCP", "port": 5432}]);
+        let s4 = slice("ns", "db-4", "db", "IPv4", ep("10.1.0.5"), ports.clone());
+        let s6 = slice("ns", "db-6", "db", "IPv6", ep("fd00::5"), ports);
+        let set = zone(DnsOptions::default(), &[hl], &[s4, s6], &[]).records();
+        assert_eq!(
+            texts(&set, "db-0.db.ns.svc.cluster.local."),
+            [
+                "A 10.1.0.5",
+                "AAAA fd00::5",
+                "SRV 0 50 5432 db-0.db.ns.svc.cluster.local."
+            ]
+        );
+        assert_eq!(
+            texts(&set, "_pg._tcp.db.ns.svc.cluster.local."),
+            ["SRV 0 50 5432 db-0.db.ns.svc.cluster.local."]
+        );
+    }
+
+    #[test]
+    fn clusterip_ptr_hides_endpoint_ptrs_and_no_ports_means_no_srv() {
+        let a = service("ns", "a", json!({"clusterIP": "10.0.0.7"}));
+        let s = slice(
+            "ns",
+            "b-1",
+            "b",
+            "IPv4",
+            json!([{"addresses": ["10.0.0.7"]}]),
+            json!(null),
+        );
+        let set = zone(DnsOptions::default(), &[a], &[s], &[]).records();
+        assert_eq!(
+            texts(&set, "7.0.0.10.in-addr.arpa."),
+            ["PTR a.ns.svc.cluster.local."]
+        );
+        assert_eq!(texts(&set, "a.ns.svc.cluster.local."), ["A 10.0.0.7"]);
+        // The slice's Service does not exist: no forward names, but the slice's PTR would
+        // exist were the address not a ClusterIP.
+        assert!(set.at("b.ns.svc.cluster.local.").is_empty());
+    }
+
+    #[test]
+    fn external_names() {
+        let ext = service(
+            "ns",
+            "ext",
+            json!({"type": "ExternalName", "externalName": "Example.COM"}),
+        );
+        let ip = service(
+            "ns",
+            "ip",
+            json!({"type": "ExternalName", "externalName": "1.2.3.4"}),
+        );
+        let z = zone(DnsOptions::default(), &[ext, ip], &[], &[]);
+        let set = z.records();
+        assert_eq!(texts(&set, "ext.ns.svc.cluster.local."), ["CNAME example.com."]);
+        assert!(set.at("ip.ns.svc.cluster.local.").is_empty());
+        let Answer::Records(r) = z.lookup("EXT.ns.svc.cluster.local", RecordType::A) else {
+            panic!()
+        };
+        assert_eq!(r[0].record_type(), RecordType::Cname);
+        assert_eq!(
+            z.lookup("ext.ns.svc.cluster.local.", RecordType::Srv),
+            Answer::NoData
+        );
+        assert_eq!(
+            z.lookup("x.ext.ns.svc.cluster.local.", RecordType::A),
+            Answer::NxDomain
+        );
+    }
+
+    #[test]
+    fn lookups_tell_nodata_from_nxdomain() {
+        let z = zone(DnsOptions::default(), &[web()], &[web_slice(true)], &[]);
+        assert_eq!(z.lookup("cluster.local.", RecordType::A), Answer::NoData);
+        assert_eq!(z.lookup("svc.cluster.local.", RecordType::A), Answer::NoData);
+        assert_eq!(z.lookup("ns.svc.cluster.local.", RecordType::A), Answer::NoData);
+        assert_eq!(
+            z.lookup("other.svc.cluster.local.", RecordType::A),
+            Answer::NxDomain
+        );
+        assert_eq!(z.lookup(B, RecordType::Aaaa), Answer::NoData);
+        assert_eq!(z.lookup(&format!("_tcp.{B}"), RecordType::Srv), Answer::NxDomain);
+        assert_eq!(z.lookup(&format!("a.b.c.d.{B}"), RecordType::A), Answer::NxDomain);
+        assert_eq!(
+            z.lookup("web.ns.svc.example.org.", RecordType::A),
+            Answer::NxDomain
+        );
+        assert!(matches!(
+            z.lookup("dns-version.cluster.local", RecordType::Txt),
+            Answer::Records(_)
+        ));
+        assert!(matches!(
+            z.lookup("1.0.1.10.in-addr.arpa.", RecordType::Ptr),
+            Answer::Records(_)
+        ));
+        assert_eq!(
+            z.lookup("2.0.1.10.in-addr.arpa.", RecordType::Ptr),
+            Answer::NxDomain
+        );
+        assert_eq!(
+            z.lookup("10-1-0-1.ns.pod.cluster.local.", RecordType::A),
+            Answer::NxDomain
+        );
+    }
+
+    #[test]
+    fn pod_modes() {
+        let pods = [
+            pod("ns", "a", "10.240.0.1", "Running"),
+            pod("ns", "b", "10.240.0.2", "Succeeded"),
+            pod("ns", "c", "fd00::9", "Pending"),
+        ];
+        let verified = DnsOptions {
+            pods: PodMode::Verified,
+            ..DnsOptions::default()
+        };
+        let z = zone(verified, &[], &[], &pods);
+        let set = z.records();
+        assert_eq!(texts(&set, "10-240-0-1.ns.pod.cluster.local."), ["A 10.240.0.1"]);
+        assert!(set.at("10-240-0-2.ns.pod.cluster.local.").is_empty());
+        assert_eq!(texts(&set, "fd00--9.ns.pod.cluster.local."), ["AAAA fd00::9"]);
+        assert_eq!(
+            z.lookup("10-240-0-9.ns.pod.cluster.local.", RecordType::A),
+            Answer::NxDomain
+        );
+        let insecure = DnsOptions {
+            pods: PodMode::Insecure,
+            ..DnsOptions::default()
+        };
+        let zi = zone(insecure, &[], &[], &pods);
+        assert_eq!(zi.records(), set);
+        let Answer::Records(r) = zi.lookup("10-240-0-9.ns.pod.cluster.local.", RecordType::A) else {
+            panic!()
+        };
+        assert_eq!(r[0].data_text(), "10.240.0.9");
+        assert_eq!(
+            zi.lookup("10-240-0-9.nope.pod.cluster.local.", RecordType::A),
+            Answer::NxDomain
+        );
+        assert_eq!(
+            zi.lookup("not-an-ip.ns.pod.cluster.local.", RecordType::A),
+            Answer::NxDomain
+        );
+        let set = zone(DnsOptions::default(), &[], &[], &pods).records();
+        assert_eq!(set.len(), 1, "only dns-version without pod records");
+    }
+
+    #[test]
+    fn bad_input_is_reported_and_skipped() {
+        let bad = slice(
+            "ns",
+            "web-1",
+            "web",
+            "IPv4",
+            json!([{"addresses": ["10.1.0.1", "nope"]}]),
+            json!([{"name": "http", "port": 80}]),
+        );
+        let svc = service("ns", "a.b", json!({"clusterIP": "10.0.0.1"}));
+        let z = zone(DnsOptions::default(), &[web(), svc], &[bad], &[]);
+        let issues: Vec<String> = z.issues().map(ToString::to_string).collect();
+        assert_eq!(issues.len(), 2, "{issues:?}");
+        assert!(
+            issues
+                .iter()
+                .any(|i| i.contains("endpoints[0].addresses[1]") && i.contains("\"nope\""))
+        );
+        assert!(issues.iter().any(|i| i.contains("metadata.name")));
+        assert_eq!(texts(&z.records(), &format!("10-1-0-1.{B}"))[0], "A 10.1.0.1");
+        assert!(
+            Zone::new(DnsOptions {
+                ttl: 9999,
+                ..DnsOptions::default()
+            })
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn deltas_equal_full_recomputation() {
+        let mut z = zone(DnsOptions::default(), &[web()], &[web_slice(true)], &[]);
+        let before = z.records();
+        let moved = slice(
+            "ns",
+            "web-1",
+            "web",
+            "IPv4",
+            json!([{"addresses": ["10.1.0.2"]}]),
+            json!(null),
+        );
+        let d = z.apply(Change::EndpointSlice(&moved));
+        let after = z.records();
+        assert_eq!(d, before.diff(&after));
+        assert!(d.removed.iter().any(|r| r.name() == "1.0.1.10.in-addr.arpa."));
+        assert!(d.added.iter().any(|r| r.name() == "2.0.1.10.in-addr.arpa."));
+        let d = z.apply(Change::DeleteService {
+            namespace: "ns",
+            name: "web",
+        });
+        assert_eq!(d, after.diff(&z.records()));
+        assert!(d.added.is_empty());
+        let d = z.apply(Change::DeleteEndpointSlice {
+            namespace: "ns",
+            name: "web-1",
+        });
+        assert_eq!(d.removed.len(), 1, "only the endpoint PTR was left: {d:?}");
+        assert_eq!(z.records().len(), 1);
+    }
+}
