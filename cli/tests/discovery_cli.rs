@@ -106,6 +106,32 @@ fn dns_reads_yaml_from_stdin_and_answers_queries() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("NOERROR (no data)"), "{}", run.stdout);
+    // A Namespace object makes its pod names answer in insecure mode.
+    let yaml = "kind: Namespace\nmetadata:\n  name: empty\n";
+    let run = common::svcnet_stdin(
+        &[
+            "dns",
+            "--cluster-domain",
+            "cluster.local",
+            "--pods",
+            "insecure",
+            "--query",
+            "10-0-0-1.empty.pod.cluster.local",
+            "-",
+        ],
+        yaml.as_bytes(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("10-0-0-1.empty.pod.cluster.local.\t5\tIN\tA\t10.0.0.1"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stderr.contains("Namespace"),
+        "Namespace objects are read, not warned about"
+    );
 }
 
 #[test]

@@ -148,6 +148,8 @@ pub struct Zone {
     pod_keys: BTreeSet<Key>,
     /// How many objects live in each namespace.
     namespaces: BTreeMap<String, usize>,
+    /// Namespaces known to exist without objects (Namespace objects).
+    declared_namespaces: BTreeSet<String>,
     issues: BTreeMap<(&'static str, Key), Vec<DiscoveryError>>,
 }
 
@@ -212,6 +214,7 @@ impl Zone {
             pods: BTreeMap::new(),
             pod_keys: BTreeSet::new(),
             namespaces: BTreeMap::new(),
+            declared_namespaces: BTreeSet::new(),
             issues: BTreeMap::new(),
         })
     }
@@ -239,6 +242,18 @@ impl Zone {
     /// The options the zone was built with.
     pub fn options(&self) -> &DnsOptions {
         &self.options
+    }
+
+    /// Records that namespace `name` exists (a Namespace object), so that `name.svc.<zone>`
+    /// and `name.pod.<zone>` answer NODATA and, with [`PodMode::Insecure`], its pod names
+    /// answer. A namespace holding any Service, EndpointSlice or Pod exists anyway. No record
+    /// of the set depends on this.
+    pub fn declare_namespace(&mut self, name: &str) {
+        self.declared_namespaces.insert(name.to_ascii_lowercase());
+    }
+
+    fn namespace_exists(&self, ns: &str) -> bool {
+        self.namespaces.contains_key(ns) || self.declared_namespaces.contains(ns)
     }
 
     /// What was skipped in the objects held (bad addresses, names that cannot be labels).
@@ -361,7 +376,7 @@ impl Zone {
             }
             ["svc"] | ["pod"] => Answer::NoData,
             [ns, "svc"] | [ns, "pod"] => {
-                if self.namespaces.contains_key(*ns) {
+                if self.namespace_exists(ns) {
                     Answer::NoData
                 } else {
                     Answer::NxDomain
@@ -387,7 +402,7 @@ impl Zone {
                     answer(found, qtype)
                 }
                 PodMode::Insecure => {
-                    if !self.namespaces.contains_key(*ns) {
+                    if !self.namespace_exists(ns) {
                         return Answer::NxDomain;
                     }
                     match pod_label_ip_text(label).parse::<IpAddr>() {

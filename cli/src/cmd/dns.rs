@@ -2,11 +2,12 @@
 
 use std::process::ExitCode;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use svcnet_discovery::{Answer, DnsOptions, PodMode, RecordType, Zone};
+use svcnet_model::ObjectSet;
 
 use crate::error::CliError;
-use crate::input::read_set;
+use crate::input::{decode_object, flatten, read_documents};
 use crate::output::{Format, print_json, print_text};
 
 /// `--pods` values.
@@ -64,9 +65,25 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         endpoint_pod_names: args.endpoint_pod_names,
         ignore_empty_service: args.ignore_empty_service,
     };
-    let set = read_set(&args.input)?;
-    let zone = Zone::from_objects(options, &set.services, &set.endpoint_slices, &set.pods)
+    // Namespace objects are not decoded by `input`; read them here, for which names exist.
+    let mut set = ObjectSet::default();
+    let mut namespaces = Vec::new();
+    for (value, origin) in flatten(read_documents(&args.input)?) {
+        if value.get("kind").and_then(Value::as_str) == Some("Namespace") {
+            if let Some(name) = value.pointer("/metadata/name").and_then(Value::as_str) {
+                namespaces.push(name.to_owned());
+            }
+            continue;
+        }
+        if let Some(object) = decode_object(&args.input, &origin, value)? {
+            set.push(object);
+        }
+    }
+    let mut zone = Zone::from_objects(options, &set.services, &set.endpoint_slices, &set.pods)
         .map_err(|e| CliError::Usage(format!("--cluster-domain/--ttl: {e}")))?;
+    for ns in &namespaces {
+        zone.declare_namespace(ns);
+    }
     let mut clean = true;
     for issue in zone.issues() {
         eprintln!("svcnet: {}: {issue} (skipped)", args.input);
