@@ -23,6 +23,35 @@
 //! - [`service_env`] and [`container_env`] compute the legacy `{SVC}_SERVICE_HOST`, ...
 //!   variables and merge them with a container's own.
 //!
+//! ## The records, by Service shape
+//!
+//! With `B` = `<service>.<namespace>.svc.<zone>.`, "ready" = an EndpointSlice endpoint whose
+//! `conditions.ready` is true or absent, and `h` = an address's endpoint hostname (the
+//! endpoint's `hostname`, else with `endpoint_pod_names` its `targetRef.name`, else the
+//! address with `.`/`:` turned into `-`):
+//!
+//! | shape | `B` | `_port._proto.B` | `h.B` | PTR |
+//! |---|---|---|---|---|
+//! | ClusterIP (one or two families) | A/AAAA per ClusterIP; SRV per Service port number | SRV per named port, Service port, target `B` | A/AAAA + SRV per ready address | ClusterIP → `B`; ready endpoints → `h.B` |
+//! | headless with ready endpoints | A/AAAA per ready address; SRV → endpoint names | SRV per ready address × matching slice port (slice port number) | A/AAAA + SRV | ready endpoints → `h.B` |
+//! | headless without ready endpoints | NXDOMAIN | NXDOMAIN | NXDOMAIN | none |
+//! | ExternalName | CNAME (none when the name is an IP) | NXDOMAIN | NXDOMAIN | none |
+//!
+//! SRV priority is 0 and the weight is `max(1, floor(100 / k))`, `k` the number of
+//! candidates CoreDNS builds for the name (duplicates and port-less entries included).
+//! Every record has the configured TTL (default 5) except `dns-version.<zone>.` TXT
+//! `"1.1.0"` (28800). Pod names `<dashed-ip>.<namespace>.pod.<zone>.` exist only with
+//! [`PodMode::Verified`] or [`PodMode::Insecure`]. Where the specification and CoreDNS
+//! differ (SRV port of headless Services, readiness, the extra names above, weights), the
+//! records follow CoreDNS's query answers.
+//!
+//! ## Service environment variables
+//!
+//! For each included Service `S` (upper-cased, `-` → `_`) with ClusterIP `ip` and ports
+//! `p0, p1, ...`: `S_SERVICE_HOST`, `S_SERVICE_PORT`, `S_SERVICE_PORT_<NAME>` per named
+//! port, `S_PORT` (`proto://ip:port` of `p0`, IPv6 bracketed), and per port
+//! `S_PORT_<n>_<PROTO>`, `..._PROTO`, `..._PORT`, `..._ADDR`, as the kubelet writes them.
+//!
 //! ## Non-features
 //! This crate never talks to an API server, never opens a socket and never answers DNS
 //! packets; it reads values and returns values. It does not serve SOA/NS records (they
