@@ -140,7 +140,8 @@ pub struct Zone {
     zone: String,
     services: BTreeMap<Key, SvcInfo>,
     slices: BTreeMap<Key, SliceInfo>,
-    slices_by_service: BTreeMap<Key, BTreeSet<String>>,
+    /// Service key to the keys of its slices.
+    slices_by_service: BTreeMap<Key, BTreeSet<Key>>,
     cluster_ips: BTreeMap<IpAddr, BTreeSet<Key>>,
     endpoint_ips: BTreeMap<IpAddr, BTreeSet<Key>>,
     pods: BTreeMap<Key, PodInfo>,
@@ -292,14 +293,16 @@ impl Zone {
             Change::Service(s) => {
                 let key = key_of(&s.metadata);
                 self.affected_by_service(&key, &mut services, &mut ips);
+                let mut issues = Vec::new();
+                let info = self.digest_service(&key, s, &mut issues);
                 if let Some(SvcInfo {
                     shape: Shape::ClusterIp(v),
                     ..
-                }) = self.digest_service(&key, s, &mut Vec::new())
+                }) = &info
                 {
-                    ips.extend(v);
+                    ips.extend(v.iter().copied());
                 }
-                Pending::Service(s)
+                Pending::Service(key, info, issues)
             }
             Change::DeleteService { namespace, name } => {
                 let key = (namespace_or_default(namespace), name.to_owned());
@@ -309,11 +312,13 @@ impl Zone {
             Change::EndpointSlice(s) => {
                 let key = key_of(&s.metadata);
                 self.affected_by_slice(&key, &mut services, &mut ips);
-                if let Some(info) = self.digest_slice(&key, s, &mut Vec::new()) {
+                let mut issues = Vec::new();
+                let info = self.digest_slice(&key, s, &mut issues);
+                if let Some(info) = &info {
                     services.insert(info.service.clone());
                     ips.extend(info.addrs.iter().map(|a| a.ip));
                 }
-                Pending::Slice(s)
+                Pending::Slice(key, info, issues)
             }
             Change::DeleteEndpointSlice { namespace, name } => {
                 let key = (namespace_or_default(namespace), name.to_owned());
@@ -332,9 +337,9 @@ impl Zone {
         };
         let before = self.partial_records(&services, &ips, &pods);
         match pending {
-            Pending::Service(s) => self.insert_service(s),
+            Pending::Service(k, info, issues) => self.store_service(k, info, issues),
             Pending::RemoveService(k) => self.remove_service(&k),
-            Pending::Slice(s) => self.insert_slice(s),
+            Pending::Slice(k, info, issues) => self.store_slice(k, info, issues),
             Pending::RemoveSlice(k) => self.remove_slice(&k),
             Pending::Pod(p) => self.insert_pod(p),
             Pending::RemovePod(k) => self.remove_pod(&k),
@@ -442,11 +447,11 @@ impl Zone {
     /// The ready addresses of a Service's slices, each with its slice's ports.
     fn ready(&self, key: &Key) -> Vec<(&Addr, &[PortInfo])> {
         let mut v = Vec::new();
-        let Some(names) = self.slices_by_service.get(key) else {
+        let Some(keys) = self.slices_by_service.get(key) else {
             return v;
         };
-        for n in names {
-            if let Some(s) = self.slices.get(&(key.0.clone(), n.clone())) {
+        for k in keys {
+            if let Some(s) = self.slices.get(k) {
                 v.extend(s.addrs.iter().map(|a| (a, s.ports.as_slice())));
             }
         }
@@ -700,9 +705,14 @@ impl Zone {
 
     fn insert_service(&mut self, svc: &Service) {
         let key = key_of(&svc.metadata);
-        self.remove_service(&key);
         let mut issues = Vec::new();
-        if let Some(info) = self.digest_service(&key, svc, &mut issues) {
+        let info = self.digest_service(&key, svc, &mut issues);
+        self.store_service(key, info, issues);
+    }
+
+    fn store_service(&mut self, key: Key, info: Option<SvcInfo>, issues: Vec<DiscoveryError>) {
+        self.remove_service(&key);
+        if let Some(info) = info {
             if let Shape::ClusterIp(ips) = &info.shape {
                 for ip in ips {
                     self.cluster_ips.entry(*ip).or_default().insert(key.clone());
@@ -804,16 +814,21 @@ impl Zone {
 
     fn insert_slice(&mut self, slice: &EndpointSlice) {
         let key = key_of(&slice.metadata);
-        self.remove_slice(&key);
         let mut issues = Vec::new();
-        if let Some(info) = self.digest_slice(&key, slice, &mut issues) {
+        let info = self.digest_slice(&key, slice, &mut issues);
+        self.store_slice(key, info, issues);
+    }
+
+    fn store_slice(&mut self, key: Key, info: Option<SliceInfo>, issues: Vec<DiscoveryError>) {
+        self.remove_slice(&key);
+        if let Some(info) = info {
             for a in &info.addrs {
                 self.endpoint_ips.entry(a.ip).or_default().insert(key.clone());
             }
             self.slices_by_service
                 .entry(info.service.clone())
                 .or_default()
-                .insert(key.1.clone());
+                .insert(key.clone());
             self.add_namespace(&key.0);
             self.slices.insert(key.clone(), info);
         }
@@ -835,7 +850,7 @@ impl Zone {
             }
         }
         if let Some(set) = self.slices_by_service.get_mut(&old.service) {
-            set.remove(&key.1);
+            set.remove(key);
             if set.is_empty() {
                 self.slices_by_service.remove(&old.service);
             }
@@ -893,9 +908,9 @@ impl Zone {
 }
 
 enum Pending<'a> {
-    Service(&'a Service),
+    Service(Key, Option<SvcInfo>, Vec<DiscoveryError>),
     RemoveService(Key),
-    Slice(&'a EndpointSlice),
+    Slice(Key, Option<SliceInfo>, Vec<DiscoveryError>),
     RemoveSlice(Key),
     Pod(&'a Pod),
     RemovePod(Key),
