@@ -349,7 +349,28 @@ impl Zone {
     }
 
     /// Answers one query: `name` in any case, with or without the final dot.
+    ///
+    /// An A or AAAA query at an ExternalName Service answers its CNAME followed, when the
+    /// target lies in the zone, by the target's own answer (as CoreDNS does).
     pub fn lookup(&self, name: &str, qtype: RecordType) -> Answer {
+        let first = self.lookup_one(name, qtype);
+        let Answer::Records(mut records) = first else {
+            return first;
+        };
+        // Follow in-zone CNAME chains a few steps, as a resolver inside the server would.
+        let mut seen = BTreeSet::from([fqdn(name)]);
+        let mut next = cname_target(&records, qtype);
+        while let Some(target) = next.filter(|t| seen.len() <= 8 && seen.insert(t.clone())) {
+            next = None;
+            if let Answer::Records(more) = self.lookup_one(&target, qtype) {
+                next = cname_target(&more, qtype);
+                records.extend(more);
+            }
+        }
+        Answer::Records(records)
+    }
+
+    fn lookup_one(&self, name: &str, qtype: RecordType) -> Answer {
         let name = fqdn(name);
         let mut found = Vec::new();
         if let Some(ip) = parse_reverse(&name) {
@@ -924,6 +945,17 @@ fn namespace_or_default(ns: &str) -> String {
     }
 }
 
+/// The target of the last CNAME of an A/AAAA answer, to follow.
+fn cname_target(records: &[Record], qtype: RecordType) -> Option<String> {
+    if !matches!(qtype, RecordType::A | RecordType::Aaaa) {
+        return None;
+    }
+    records.iter().rev().find_map(|r| match r.data() {
+        RecordData::Cname(t) => Some(t.clone()),
+        _ => None,
+    })
+}
+
 fn answer(found: Vec<Record>, qtype: RecordType) -> Answer {
     if found.is_empty() {
         return Answer::NxDomain;
@@ -1119,6 +1151,40 @@ mod tests {
         assert_eq!(
             z.lookup("x.ext.ns.svc.cluster.local.", RecordType::A),
             Answer::NxDomain
+        );
+    }
+
+    #[test]
+    fn in_zone_cnames_are_followed() {
+        let inner = service(
+            "ns",
+            "in",
+            json!({"type": "ExternalName", "externalName": "web.ns.svc.cluster.local"}),
+        );
+        let lp = service(
+            "ns",
+            "loop",
+            json!({"type": "ExternalName", "externalName": "loop.ns.svc.cluster.local"}),
+        );
+        let z = zone(DnsOptions::default(), &[web(), inner, lp], &[], &[]);
+        let Answer::Records(r) = z.lookup("in.ns.svc.cluster.local", RecordType::A) else {
+            panic!("no records")
+        };
+        let got: Vec<String> = r.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            got,
+            [
+                "in.ns.svc.cluster.local.\t5\tIN\tCNAME\tweb.ns.svc.cluster.local.",
+                "web.ns.svc.cluster.local.\t5\tIN\tA\t10.0.0.1",
+            ]
+        );
+        let Answer::Records(r) = z.lookup("loop.ns.svc.cluster.local", RecordType::A) else {
+            panic!("no records")
+        };
+        assert_eq!(r.len(), 1, "a loop ends");
+        assert_eq!(
+            z.lookup("in.ns.svc.cluster.local", RecordType::Txt),
+            Answer::NoData
         );
     }
 
