@@ -135,6 +135,54 @@ fn dns_reads_yaml_from_stdin_and_answers_queries() {
 }
 
 #[test]
+fn dns_since_prints_the_delta() {
+    let dir = common::scratch_dir("dns-cli-since");
+    let old = common::write_json(&dir, "old.json", &cluster());
+    let mut c = cluster();
+    c["items"][1]["endpoints"][0]["addresses"][0] = json!("10.1.0.6");
+    let new = common::write_json(&dir, "new.json", &c);
+    let run = common::svcnet(&[
+        "dns",
+        "--cluster-domain",
+        "cluster.local",
+        "--since",
+        &old,
+        "--output",
+        "json",
+        &new,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out = common::first_json(&run.stdout).expect("json");
+    let names = |k: &str| -> Vec<String> {
+        out[k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        names("removed"),
+        [
+            "10-1-0-5.web.shop.svc.cluster.local.",
+            "10-1-0-5.web.shop.svc.cluster.local.",
+            "5.0.1.10.in-addr.arpa."
+        ]
+    );
+    assert_eq!(
+        names("added"),
+        [
+            "10-1-0-6.web.shop.svc.cluster.local.",
+            "10-1-0-6.web.shop.svc.cluster.local.",
+            "6.0.1.10.in-addr.arpa."
+        ]
+    );
+    let run = common::svcnet(&["dns", "--cluster-domain", "cluster.local", "--since", &old, &old]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "no change, no output");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn dns_exit_codes() {
     let dir = common::scratch_dir("dns-cli-codes");
     let input = common::write_json(&dir, "in.json", &cluster());

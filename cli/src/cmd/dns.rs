@@ -45,6 +45,10 @@ pub struct Args {
     /// The record type of `--query`.
     #[arg(long = "type", value_name = "TYPE", default_value = "A", requires = "query")]
     pub qtype: String,
+    /// Print only what changed since the objects in OLD: `{"removed":[...],"added":[...]}`,
+    /// or `-`/`+` zone lines.
+    #[arg(long, value_name = "OLD", conflicts_with = "query")]
+    pub since: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub output: Format,
@@ -65,29 +69,30 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         endpoint_pod_names: args.endpoint_pod_names,
         ignore_empty_service: args.ignore_empty_service,
     };
-    // Namespace objects are not decoded by `input`; read them here, for which names exist.
-    let mut set = ObjectSet::default();
-    let mut namespaces = Vec::new();
-    for (value, origin) in flatten(read_documents(&args.input)?) {
-        if value.get("kind").and_then(Value::as_str) == Some("Namespace") {
-            if let Some(name) = value.pointer("/metadata/name").and_then(Value::as_str) {
-                namespaces.push(name.to_owned());
-            }
-            continue;
-        }
-        if let Some(object) = decode_object(&args.input, &origin, value)? {
-            set.push(object);
-        }
-    }
-    let mut zone = Zone::from_objects(options, &set.services, &set.endpoint_slices, &set.pods)
-        .map_err(|e| CliError::Usage(format!("--cluster-domain/--ttl: {e}")))?;
-    for ns in &namespaces {
-        zone.declare_namespace(ns);
-    }
+    let zone = read_zone(&args.input, &options)?;
     let mut clean = true;
     for issue in zone.issues() {
         eprintln!("svcnet: {}: {issue} (skipped)", args.input);
         clean = false;
+    }
+    if let Some(old) = &args.since {
+        let delta = read_zone(old, &options)?.records().diff(&zone.records());
+        match args.output {
+            Format::Json => print_json(&delta)?,
+            Format::Text => {
+                let lines: Vec<String> = (delta.removed.iter().map(|r| format!("- {r}")))
+                    .chain(delta.added.iter().map(|r| format!("+ {r}")))
+                    .collect();
+                if !lines.is_empty() {
+                    print_text(&lines.join("\n"))?;
+                }
+            }
+        }
+        return Ok(if clean {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
     }
     match &args.query {
         Some(name) => {
@@ -112,6 +117,30 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Reads a file into a zone. Namespace objects are not decoded by `input`; they are read
+/// here, for which names exist.
+fn read_zone(path: &str, options: &DnsOptions) -> Result<Zone, CliError> {
+    let mut set = ObjectSet::default();
+    let mut namespaces = Vec::new();
+    for (value, origin) in flatten(read_documents(path)?) {
+        if value.get("kind").and_then(Value::as_str) == Some("Namespace") {
+            if let Some(name) = value.pointer("/metadata/name").and_then(Value::as_str) {
+                namespaces.push(name.to_owned());
+            }
+            continue;
+        }
+        if let Some(object) = decode_object(path, &origin, value)? {
+            set.push(object);
+        }
+    }
+    let mut zone = Zone::from_objects(options.clone(), &set.services, &set.endpoint_slices, &set.pods)
+        .map_err(|e| CliError::Usage(format!("--cluster-domain/--ttl: {e}")))?;
+    for ns in &namespaces {
+        zone.declare_namespace(ns);
+    }
+    Ok(zone)
 }
 
 fn print_answer(name: &str, qtype: RecordType, answer: &Answer, format: Format) -> Result<(), CliError> {
