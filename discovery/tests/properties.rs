@@ -228,7 +228,9 @@ proptest! {
     /// The delta of one EndpointSlice (or Service) change equals the difference of the full
     /// record sets before and after it, and patches the old set into the new one.
     #[test]
-    fn deltas_match_full_recomputation(c in cluster(), s in slice(), svc in service(), delete in any::<bool>()) {
+    fn deltas_match_full_recomputation(
+        c in cluster(), s in slice(), svc in service(), p in pod(), delete in any::<bool>(),
+    ) {
         let mut z = zone(&c);
         let before = z.records();
         let d = if delete {
@@ -244,6 +246,13 @@ proptest! {
         let d = z.apply(Change::Service(&svc));
         let last = z.records();
         prop_assert_eq!(&d, &after.diff(&last));
+        // Pods: an update, then a deletion, then back.
+        let mut pz = z.clone();
+        let d = pz.apply(Change::Pod(&p));
+        let with_pod = pz.records();
+        prop_assert_eq!(&d, &last.diff(&with_pod));
+        let d = pz.apply(Change::DeletePod { namespace: p.metadata.namespace(), name: p.metadata.name() });
+        prop_assert_eq!(&d, &with_pod.diff(&pz.records()));
         // Building from scratch gives the same zone as the changes.
         let mut slices = c.slices.clone();
         if delete {
