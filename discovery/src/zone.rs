@@ -350,8 +350,17 @@ impl Zone {
 
     /// Answers one query: `name` in any case, with or without the final dot.
     ///
+    /// A name that holds records of the type asked answers them. Names that exist without
+    /// such records answer NODATA: the zone apex, `svc.<zone>`, `pod.<zone>`,
+    /// `<ns>.svc.<zone>` and `<ns>.pod.<zone>` of existing namespaces, and every owner name
+    /// of the record set asked for another type. Every other name is NXDOMAIN, including
+    /// empty non-terminals such as `_tcp.<service>...` (as CoreDNS answers them) and names
+    /// with more than two labels left of a Service's name. With [`PodMode::Insecure`], any
+    /// `<dashed-ip>.<ns>.pod.<zone>` of an existing namespace answers its address.
+    ///
     /// An A or AAAA query at an ExternalName Service answers its CNAME followed, when the
-    /// target lies in the zone, by the target's own answer (as CoreDNS does).
+    /// target lies in the zone, by the target's own answer (as CoreDNS does). CoreDNS's
+    /// wildcard queries (`*`, `any`) are not answered.
     pub fn lookup(&self, name: &str, qtype: RecordType) -> Answer {
         let first = self.lookup_one(name, qtype);
         let Answer::Records(mut records) = first else {
