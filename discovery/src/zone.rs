@@ -145,6 +145,8 @@ pub struct Zone {
     cluster_ips: BTreeMap<IpAddr, BTreeSet<Key>>,
     endpoint_ips: BTreeMap<IpAddr, BTreeSet<Key>>,
     pods: BTreeMap<Key, PodInfo>,
+    /// Pod record name to the Pods giving it (hostNetwork Pods share their node's IP).
+    pod_names: BTreeMap<String, BTreeSet<Key>>,
     /// Every Pod held (with or without a record), for `namespaces`.
     pod_keys: BTreeSet<Key>,
     /// How many objects live in each namespace.
@@ -161,8 +163,12 @@ fn namespace_of(meta: &ObjectMeta) -> &str {
     }
 }
 
+/// Objects are keyed case-insensitively, as the names they give are.
 fn key_of(meta: &ObjectMeta) -> Key {
-    (namespace_of(meta).to_owned(), meta.name().to_owned())
+    (
+        namespace_of(meta).to_ascii_lowercase(),
+        meta.name().to_ascii_lowercase(),
+    )
 }
 
 fn weight(k: usize) -> u16 {
@@ -213,6 +219,7 @@ impl Zone {
             cluster_ips: BTreeMap::new(),
             endpoint_ips: BTreeMap::new(),
             pods: BTreeMap::new(),
+            pod_names: BTreeMap::new(),
             pod_keys: BTreeSet::new(),
             namespaces: BTreeMap::new(),
             declared_namespaces: BTreeSet::new(),
@@ -289,7 +296,7 @@ impl Zone {
         let mut services = BTreeSet::new();
         let mut ips = BTreeSet::new();
         let mut pods = BTreeSet::new();
-        let pending: Pending<'_> = match change {
+        let pending = match change {
             Change::Service(s) => {
                 let key = key_of(&s.metadata);
                 self.affected_by_service(&key, &mut services, &mut ips);
@@ -305,7 +312,7 @@ impl Zone {
                 Pending::Service(key, info, issues)
             }
             Change::DeleteService { namespace, name } => {
-                let key = (namespace_or_default(namespace), name.to_owned());
+                let key = (namespace_or_default(namespace), name.to_ascii_lowercase());
                 self.affected_by_service(&key, &mut services, &mut ips);
                 Pending::RemoveService(key)
             }
@@ -321,17 +328,26 @@ impl Zone {
                 Pending::Slice(key, info, issues)
             }
             Change::DeleteEndpointSlice { namespace, name } => {
-                let key = (namespace_or_default(namespace), name.to_owned());
+                let key = (namespace_or_default(namespace), name.to_ascii_lowercase());
                 self.affected_by_slice(&key, &mut services, &mut ips);
                 Pending::RemoveSlice(key)
             }
             Change::Pod(p) => {
-                pods.insert(key_of(&p.metadata));
-                Pending::Pod(p)
+                let key = key_of(&p.metadata);
+                pods.extend(self.pods.get(&key).map(|old| old.name.clone()));
+                let mut issues = Vec::new();
+                let digest = self.digest_pod(&key, p, &mut issues);
+                pods.extend(
+                    digest
+                        .as_ref()
+                        .and_then(|d| d.as_ref())
+                        .map(|new| new.name.clone()),
+                );
+                Pending::Pod(key, digest, issues)
             }
             Change::DeletePod { namespace, name } => {
-                let key = (namespace_or_default(namespace), name.to_owned());
-                pods.insert(key.clone());
+                let key = (namespace_or_default(namespace), name.to_ascii_lowercase());
+                pods.extend(self.pods.get(&key).map(|old| old.name.clone()));
                 Pending::RemovePod(key)
             }
         };
@@ -341,7 +357,7 @@ impl Zone {
             Pending::RemoveService(k) => self.remove_service(&k),
             Pending::Slice(k, info, issues) => self.store_slice(k, info, issues),
             Pending::RemoveSlice(k) => self.remove_slice(&k),
-            Pending::Pod(p) => self.insert_pod(p),
+            Pending::Pod(k, digest, issues) => self.store_pod(k, digest, issues),
             Pending::RemovePod(k) => self.remove_pod(&k),
         }
         let after = self.partial_records(&services, &ips, &pods);
@@ -426,13 +442,8 @@ impl Zone {
             [label, ns, "pod"] => match self.options.pods {
                 PodMode::Disabled => Answer::NxDomain,
                 PodMode::Verified => {
-                    for (k, p) in self.pods.range(((*ns).to_owned(), String::new())..) {
-                        if k.0 != *ns {
-                            break;
-                        }
-                        if p.name == name {
-                            found.push(address_record(&p.name, self.options.ttl, p.ip));
-                        }
+                    for k in self.pod_names.get(&name).into_iter().flatten() {
+                        self.pod_records(k, &mut found);
                     }
                     answer(found, qtype)
                 }
@@ -459,7 +470,7 @@ impl Zone {
         &self,
         services: &BTreeSet<Key>,
         ips: &BTreeSet<IpAddr>,
-        pods: &BTreeSet<Key>,
+        pod_names: &BTreeSet<String>,
     ) -> RecordSet {
         let mut out = Vec::new();
         for k in services {
@@ -468,8 +479,10 @@ impl Zone {
         for ip in ips {
             self.ptr_records(*ip, &mut out);
         }
-        for k in pods {
-            self.pod_records(k, &mut out);
+        for name in pod_names {
+            for k in self.pod_names.get(name).into_iter().flatten() {
+                self.pod_records(k, &mut out);
+            }
         }
         RecordSet::from_records(out)
     }
@@ -836,7 +849,7 @@ impl Zone {
             }
         }
         Some(SliceInfo {
-            service: (key.0.clone(), service_name.to_owned()),
+            service: (key.0.clone(), service_name.to_ascii_lowercase()),
             addrs,
             ports,
         })
@@ -889,40 +902,54 @@ impl Zone {
 
     fn insert_pod(&mut self, pod: &Pod) {
         let key = key_of(&pod.metadata);
-        self.remove_pod(&key);
         let mut issues = Vec::new();
-        if self.check_labels("Pod", &key, &mut issues) {
+        let digest = self.digest_pod(&key, pod, &mut issues);
+        self.store_pod(key, digest, issues);
+    }
+
+    /// `None` when the Pod is not held at all (bad name); `Some(None)` when it is held
+    /// without a record (not running, no IP).
+    fn digest_pod(&self, key: &Key, pod: &Pod, issues: &mut Vec<DiscoveryError>) -> Option<Option<PodInfo>> {
+        if !self.check_labels("Pod", key, issues) {
+            return None;
+        }
+        let ip_text = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.pod_ip.as_deref())
+            .unwrap_or("");
+        let phase = pod.phase();
+        let live = pod.metadata.deletion_timestamp.is_none()
+            && ![pod_phase::SUCCEEDED, pod_phase::FAILED, pod_phase::UNKNOWN].contains(&phase);
+        if !live || ip_text.is_empty() {
+            return Some(None);
+        }
+        let Ok(ip) = ip_text.parse::<IpAddr>() else {
+            issues.push(DiscoveryError::Address {
+                kind: "Pod",
+                object: format!("{}/{}", key.0, key.1),
+                field: "status.podIP".into(),
+                value: ip_text.to_owned(),
+            });
+            return Some(None);
+        };
+        Some(pod_label(ip_text).map(|label| PodInfo {
+            name: format!("{label}.{}.pod.{}.", key.0, self.zone),
+            ip: ip.to_canonical(),
+        }))
+    }
+
+    fn store_pod(&mut self, key: Key, digest: Option<Option<PodInfo>>, issues: Vec<DiscoveryError>) {
+        self.remove_pod(&key);
+        if let Some(info) = digest {
             self.add_namespace(&key.0);
             self.pod_keys.insert(key.clone());
-            let ip_text = pod
-                .status
-                .as_ref()
-                .and_then(|s| s.pod_ip.as_deref())
-                .unwrap_or("");
-            let phase = pod.phase();
-            let live = pod.metadata.deletion_timestamp.is_none()
-                && ![pod_phase::SUCCEEDED, pod_phase::FAILED, pod_phase::UNKNOWN].contains(&phase);
-            if live && !ip_text.is_empty() {
-                match ip_text.parse::<IpAddr>() {
-                    Ok(ip) => {
-                        if let Some(label) = pod_label(ip_text) {
-                            let name = format!("{label}.{}.pod.{}.", key.0, self.zone).to_ascii_lowercase();
-                            self.pods.insert(
-                                key.clone(),
-                                PodInfo {
-                                    name,
-                                    ip: ip.to_canonical(),
-                                },
-                            );
-                        }
-                    }
-                    Err(_) => issues.push(DiscoveryError::Address {
-                        kind: "Pod",
-                        object: format!("{}/{}", key.0, key.1),
-                        field: "status.podIP".into(),
-                        value: ip_text.to_owned(),
-                    }),
-                }
+            if let Some(info) = info {
+                self.pod_names
+                    .entry(info.name.clone())
+                    .or_default()
+                    .insert(key.clone());
+                self.pods.insert(key.clone(), info);
             }
         }
         self.set_issues("Pod", &key, issues);
@@ -930,19 +957,26 @@ impl Zone {
 
     fn remove_pod(&mut self, key: &Key) {
         self.issues.remove(&("Pod", key.clone()));
-        self.pods.remove(key);
+        if let Some(old) = self.pods.remove(key)
+            && let Some(set) = self.pod_names.get_mut(&old.name)
+        {
+            set.remove(key);
+            if set.is_empty() {
+                self.pod_names.remove(&old.name);
+            }
+        }
         if self.pod_keys.remove(key) {
             self.drop_namespace(&key.0);
         }
     }
 }
 
-enum Pending<'a> {
+enum Pending {
     Service(Key, Option<SvcInfo>, Vec<DiscoveryError>),
     RemoveService(Key),
     Slice(Key, Option<SliceInfo>, Vec<DiscoveryError>),
     RemoveSlice(Key),
-    Pod(&'a Pod),
+    Pod(Key, Option<Option<PodInfo>>, Vec<DiscoveryError>),
     RemovePod(Key),
 }
 
@@ -950,7 +984,7 @@ fn namespace_or_default(ns: &str) -> String {
     if ns.is_empty() {
         "default".to_owned()
     } else {
-        ns.to_owned()
+        ns.to_ascii_lowercase()
     }
 }
 
@@ -1272,6 +1306,33 @@ mod tests {
         );
         let set = zone(DnsOptions::default(), &[], &[], &pods).records();
         assert_eq!(set.len(), 1, "only dns-version without pod records");
+    }
+
+    #[test]
+    fn pods_sharing_an_ip_share_a_name() {
+        // hostNetwork Pods on one node carry the node's IP.
+        let verified = DnsOptions {
+            pods: PodMode::Verified,
+            ..DnsOptions::default()
+        };
+        let mut z = zone(verified, &[], &[], &[pod("NS", "a", "192.168.0.5", "Running")]);
+        let name = "192-168-0-5.ns.pod.cluster.local.";
+        let before = z.records();
+        let d = z.apply(Change::Pod(&pod("ns", "b", "192.168.0.5", "Running")));
+        assert!(d.is_empty(), "the name already answers that address: {d:?}");
+        assert_eq!(z.records(), before);
+        let d = z.apply(Change::DeletePod {
+            namespace: "ns",
+            name: "A",
+        });
+        assert!(d.is_empty(), "b still gives the name: {d:?}");
+        let d = z.apply(Change::DeletePod {
+            namespace: "ns",
+            name: "b",
+        });
+        assert_eq!(d.removed.len(), 1);
+        assert_eq!(d.removed[0].name(), name);
+        assert_eq!(z.lookup(name, RecordType::A), Answer::NxDomain);
     }
 
     #[test]
