@@ -1,0 +1,1398 @@
+//! The cluster zone: Services, EndpointSlices and Pods indexed for record computation,
+//! incremental updates and queries.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::IpAddr;
+
+use svcnet_model::{
+    CLUSTER_IP_NONE, EndpointSlice, ObjectMeta, Pod, Service, address_type, pod_phase, service_type,
+};
+
+use crate::names::{
+    endpoint_hostname, fqdn, label_ok, parse_reverse, pod_label, pod_label_ip_text, reverse_name,
+};
+use crate::options::{DNS_SCHEMA_VERSION, DNS_VERSION_TTL};
+use crate::record::{Record, RecordData, RecordDelta, RecordSet, Srv, diff_sorted};
+use crate::{DiscoveryError, DnsOptions, PodMode, RecordType};
+
+/// `(namespace, name)`.
+type Key = (String, String);
+
+/// The port number CoreDNS uses for "no ports declared".
+const NO_PORT: i32 = -1;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PortInfo {
+    /// Lower case; empty for unnamed ports.
+    name: String,
+    /// Lower case: `tcp`, `udp`, `sctp`.
+    proto: String,
+    port: i32,
+}
+
+impl PortInfo {
+    fn sentinel() -> PortInfo {
+        PortInfo {
+            name: String::new(),
+            proto: String::new(),
+            port: NO_PORT,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Shape {
+    ClusterIp(Vec<IpAddr>),
+    Headless,
+    /// The CNAME target, fully qualified; `None` when no record is served.
+    External(Option<String>),
+    Unallocated,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SvcInfo {
+    /// `name.namespace.svc.zone.`
+    base: String,
+    shape: Shape,
+    /// Never empty: the sentinel stands for "no ports".
+    ports: Vec<PortInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Addr {
+    ip: IpAddr,
+    host: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SliceInfo {
+    /// `(namespace, service-name label)`.
+    service: Key,
+    /// Ready addresses only.
+    addrs: Vec<Addr>,
+    /// Never empty: the sentinel stands for "no ports".
+    ports: Vec<PortInfo>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PodInfo {
+    name: String,
+    ip: IpAddr,
+}
+
+/// One change to the objects of a [`Zone`], for [`Zone::apply`].
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum Change<'a> {
+    /// A Service was added or updated.
+    Service(&'a Service),
+    /// An EndpointSlice was added or updated.
+    EndpointSlice(&'a EndpointSlice),
+    /// A Pod was added or updated.
+    Pod(&'a Pod),
+    /// A Service was deleted.
+    DeleteService {
+        /// Its namespace.
+        namespace: &'a str,
+        /// Its name.
+        name: &'a str,
+    },
+    /// An EndpointSlice was deleted.
+    DeleteEndpointSlice {
+        /// Its namespace.
+        namespace: &'a str,
+        /// Its name.
+        name: &'a str,
+    },
+    /// A Pod was deleted.
+    DeletePod {
+        /// Its namespace.
+        namespace: &'a str,
+        /// Its name.
+        name: &'a str,
+    },
+}
+
+/// What a DNS server answers for one query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// The name exists and holds these records of the type asked (for A/AAAA at an
+    /// ExternalName Service, its CNAME).
+    Records(Vec<Record>),
+    /// The name exists but holds no record of the type asked (NOERROR, empty answer).
+    NoData,
+    /// The name does not exist.
+    NxDomain,
+}
+
+/// Services, EndpointSlices and Pods of a cluster, indexed for DNS.
+///
+/// Build it with [`Zone::from_objects`], read the whole record set with [`Zone::records`],
+/// feed it changes with [`Zone::apply`] (which returns only the records that change) and ask
+/// it single queries with [`Zone::lookup`].
+///
+/// Objects are keyed by namespace and name (an empty namespace is `default`); a later
+/// object with the same key replaces an earlier one.
+#[derive(Debug, Clone)]
+pub struct Zone {
+    options: DnsOptions,
+    /// Lower case, no final dot.
+    zone: String,
+    services: BTreeMap<Key, SvcInfo>,
+    slices: BTreeMap<Key, SliceInfo>,
+    /// Service key to the keys of its slices.
+    slices_by_service: BTreeMap<Key, BTreeSet<Key>>,
+    cluster_ips: BTreeMap<IpAddr, BTreeSet<Key>>,
+    endpoint_ips: BTreeMap<IpAddr, BTreeSet<Key>>,
+    pods: BTreeMap<Key, PodInfo>,
+    /// Pod record name to the Pods giving it (hostNetwork Pods share their node's IP).
+    pod_names: BTreeMap<String, BTreeSet<Key>>,
+    /// Every Pod held (with or without a record), for `namespaces`.
+    pod_keys: BTreeSet<Key>,
+    /// How many objects live in each namespace.
+    namespaces: BTreeMap<String, usize>,
+    /// Namespaces known to exist without objects (Namespace objects).
+    declared_namespaces: BTreeSet<String>,
+    issues: BTreeMap<(&'static str, Key), Vec<DiscoveryError>>,
+}
+
+fn namespace_of(meta: &ObjectMeta) -> &str {
+    match meta.namespace() {
+        "" => "default",
+        ns => ns,
+    }
+}
+
+/// Objects are keyed case-insensitively, as the names they give are.
+fn key_of(meta: &ObjectMeta) -> Key {
+    (
+        namespace_of(meta).to_ascii_lowercase(),
+        meta.name().to_ascii_lowercase(),
+    )
+}
+
+fn weight(k: usize) -> u16 {
+    match k {
+        0 => 100,
+        k => (100 / k).max(1) as u16,
+    }
+}
+
+fn address_record(name: &str, ttl: u32, ip: IpAddr) -> Record {
+    match ip {
+        IpAddr::V4(v4) => Record::new(name, ttl, RecordData::A(v4)),
+        IpAddr::V6(v6) => Record::new(name, ttl, RecordData::Aaaa(v6)),
+    }
+}
+
+/// Pushes one SRV record unless the port is the "no ports" sentinel or out of range.
+fn push_srv(out: &mut Vec<Record>, owner: &str, ttl: u32, weight: u16, port: i32, target: &str) {
+    if let Ok(port) = u16::try_from(port) {
+        let srv = Srv {
+            priority: 0,
+            weight,
+            port,
+            target: target.to_owned(),
+        };
+        out.push(Record::new(owner, ttl, RecordData::Srv(srv)));
+    }
+}
+
+/// The distinct `(name, protocol)` pairs of named ports.
+fn named_groups<'a>(ports: impl Iterator<Item = &'a PortInfo>) -> BTreeSet<(&'a str, &'a str)> {
+    ports
+        .filter(|p| !p.name.is_empty())
+        .map(|p| (p.name.as_str(), p.proto.as_str()))
+        .collect()
+}
+
+impl Zone {
+    /// An empty zone; fails when the options are not usable.
+    pub fn new(options: DnsOptions) -> Result<Zone, DiscoveryError> {
+        let zone = options.validate()?;
+        Ok(Zone {
+            options,
+            zone,
+            services: BTreeMap::new(),
+            slices: BTreeMap::new(),
+            slices_by_service: BTreeMap::new(),
+            cluster_ips: BTreeMap::new(),
+            endpoint_ips: BTreeMap::new(),
+            pods: BTreeMap::new(),
+            pod_names: BTreeMap::new(),
+            pod_keys: BTreeSet::new(),
+            namespaces: BTreeMap::new(),
+            declared_namespaces: BTreeSet::new(),
+            issues: BTreeMap::new(),
+        })
+    }
+
+    /// A zone holding these objects.
+    pub fn from_objects(
+        options: DnsOptions,
+        services: &[Service],
+        slices: &[EndpointSlice],
+        pods: &[Pod],
+    ) -> Result<Zone, DiscoveryError> {
+        let mut z = Zone::new(options)?;
+        for s in services {
+            z.insert_service(s);
+        }
+        for s in slices {
+            z.insert_slice(s);
+        }
+        for p in pods {
+            z.insert_pod(p);
+        }
+        Ok(z)
+    }
+
+    /// The options the zone was built with.
+    pub fn options(&self) -> &DnsOptions {
+        &self.options
+    }
+
+    /// Records that namespace `name` exists (a Namespace object), so that `name.svc.<zone>`
+    /// and `name.pod.<zone>` answer NODATA and, with [`PodMode::Insecure`], its pod names
+    /// answer. A namespace holding any Service, EndpointSlice or Pod exists anyway. No record
+    /// of the set depends on this.
+    pub fn declare_namespace(&mut self, name: &str) {
+        self.declared_namespaces.insert(name.to_ascii_lowercase());
+    }
+
+    fn namespace_exists(&self, ns: &str) -> bool {
+        self.namespaces.contains_key(ns) || self.declared_namespaces.contains(ns)
+    }
+
+    /// What was skipped in the objects held (bad addresses, names that cannot be labels).
+    pub fn issues(&self) -> impl Iterator<Item = &DiscoveryError> {
+        self.issues.values().flatten()
+    }
+
+    /// Every record the zone serves.
+    pub fn records(&self) -> RecordSet {
+        let mut out = Vec::new();
+        out.push(Record::new(
+            format!("dns-version.{}.", self.zone),
+            DNS_VERSION_TTL,
+            RecordData::Txt(DNS_SCHEMA_VERSION.into()),
+        ));
+        for key in self.services.keys() {
+            self.service_records(key, &mut out);
+        }
+        let ips: BTreeSet<&IpAddr> = self.cluster_ips.keys().chain(self.endpoint_ips.keys()).collect();
+        for ip in ips {
+            self.ptr_records(*ip, &mut out);
+        }
+        for key in self.pods.keys() {
+            self.pod_records(key, &mut out);
+        }
+        RecordSet::from_records(out)
+    }
+
+    /// Applies one change and returns the records that change, computed from the affected
+    /// Service's names and the reverse names of the addresses involved only.
+    pub fn apply(&mut self, change: Change<'_>) -> RecordDelta {
+        let mut services = BTreeSet::new();
+        let mut ips = BTreeSet::new();
+        let mut pods = BTreeSet::new();
+        let pending = match change {
+            Change::Service(s) => {
+                let key = key_of(&s.metadata);
+                self.affected_by_service(&key, &mut services, &mut ips);
+                let mut issues = Vec::new();
+                let info = self.digest_service(&key, s, &mut issues);
+                if let Some(SvcInfo {
+                    shape: Shape::ClusterIp(v),
+                    ..
+                }) = &info
+                {
+                    ips.extend(v.iter().copied());
+                }
+                Pending::Service(key, info, issues)
+            }
+            Change::DeleteService { namespace, name } => {
+                let key = (namespace_or_default(namespace), name.to_ascii_lowercase());
+                self.affected_by_service(&key, &mut services, &mut ips);
+                Pending::RemoveService(key)
+            }
+            Change::EndpointSlice(s) => {
+                let key = key_of(&s.metadata);
+                self.affected_by_slice(&key, &mut services, &mut ips);
+                let mut issues = Vec::new();
+                let info = self.digest_slice(&key, s, &mut issues);
+                if let Some(info) = &info {
+                    services.insert(info.service.clone());
+                    ips.extend(info.addrs.iter().map(|a| a.ip));
+                }
+                Pending::Slice(key, info, issues)
+            }
+            Change::DeleteEndpointSlice { namespace, name } => {
+                let key = (namespace_or_default(namespace), name.to_ascii_lowercase());
+                self.affected_by_slice(&key, &mut services, &mut ips);
+                Pending::RemoveSlice(key)
+            }
+            Change::Pod(p) => {
+                let key = key_of(&p.metadata);
+                pods.extend(self.pods.get(&key).map(|old| old.name.clone()));
+                let mut issues = Vec::new();
+                let digest = self.digest_pod(&key, p, &mut issues);
+                pods.extend(
+                    digest
+                        .as_ref()
+                        .and_then(|d| d.as_ref())
+                        .map(|new| new.name.clone()),
+                );
+                Pending::Pod(key, digest, issues)
+            }
+            Change::DeletePod { namespace, name } => {
+                let key = (namespace_or_default(namespace), name.to_ascii_lowercase());
+                pods.extend(self.pods.get(&key).map(|old| old.name.clone()));
+                Pending::RemovePod(key)
+            }
+        };
+        let before = self.partial_records(&services, &ips, &pods);
+        match pending {
+            Pending::Service(k, info, issues) => self.store_service(k, info, issues),
+            Pending::RemoveService(k) => self.remove_service(&k),
+            Pending::Slice(k, info, issues) => self.store_slice(k, info, issues),
+            Pending::RemoveSlice(k) => self.remove_slice(&k),
+            Pending::Pod(k, digest, issues) => self.store_pod(k, digest, issues),
+            Pending::RemovePod(k) => self.remove_pod(&k),
+        }
+        let after = self.partial_records(&services, &ips, &pods);
+        diff_sorted(before.records(), after.records())
+    }
+
+    /// Answers one query: `name` in any case, with or without the final dot.
+    ///
+    /// A name that holds records of the type asked answers them. Names that exist without
+    /// such records answer NODATA: the zone apex, `svc.<zone>`, `pod.<zone>`,
+    /// `<ns>.svc.<zone>` and `<ns>.pod.<zone>` of existing namespaces, and every owner name
+    /// of the record set asked for another type. Every other name is NXDOMAIN, including
+    /// empty non-terminals such as `_tcp.<service>...` (as CoreDNS answers them) and names
+    /// with more than two labels left of a Service's name. With [`PodMode::Insecure`], any
+    /// `<dashed-ip>.<ns>.pod.<zone>` of an existing namespace answers its address.
+    ///
+    /// An A or AAAA query at an ExternalName Service answers its CNAME followed, when the
+    /// target lies in the zone, by the target's own answer (as CoreDNS does). CoreDNS's
+    /// wildcard queries (`*`, `any`) are not answered.
+    pub fn lookup(&self, name: &str, qtype: RecordType) -> Answer {
+        let first = self.lookup_one(name, qtype);
+        let Answer::Records(mut records) = first else {
+            return first;
+        };
+        // Follow in-zone CNAME chains a few steps, as a resolver inside the server would.
+        let mut seen = BTreeSet::from([fqdn(name)]);
+        let mut next = cname_target(&records, qtype);
+        while let Some(target) = next.filter(|t| seen.len() <= 8 && seen.insert(t.clone())) {
+            next = None;
+            if let Answer::Records(more) = self.lookup_one(&target, qtype) {
+                next = cname_target(&more, qtype);
+                records.extend(more);
+            }
+        }
+        Answer::Records(records)
+    }
+
+    fn lookup_one(&self, name: &str, qtype: RecordType) -> Answer {
+        let name = fqdn(name);
+        let mut found = Vec::new();
+        if let Some(ip) = parse_reverse(&name) {
+            self.ptr_records(ip, &mut found);
+            return answer(found, qtype);
+        }
+        let zone_dot = format!("{}.", self.zone);
+        let rel = if name == zone_dot {
+            ""
+        } else if let Some(r) = name.strip_suffix(&format!(".{zone_dot}")) {
+            r
+        } else {
+            return Answer::NxDomain;
+        };
+        let labels: Vec<&str> = if rel.is_empty() {
+            Vec::new()
+        } else {
+            rel.split('.').collect()
+        };
+        match labels.as_slice() {
+            [] => Answer::NoData,
+            ["dns-version"] => {
+                found.push(Record::new(
+                    &name,
+                    DNS_VERSION_TTL,
+                    RecordData::Txt(DNS_SCHEMA_VERSION.into()),
+                ));
+                answer(found, qtype)
+            }
+            ["svc"] | ["pod"] => Answer::NoData,
+            [ns, "svc"] | [ns, "pod"] => {
+                if self.namespace_exists(ns) {
+                    Answer::NoData
+                } else {
+                    Answer::NxDomain
+                }
+            }
+            [.., svc, ns, "svc"] if labels.len() <= 5 => {
+                let key = ((*ns).to_owned(), (*svc).to_owned());
+                self.service_records(&key, &mut found);
+                found.retain(|r| r.name() == name);
+                answer(found, qtype)
+            }
+            [label, ns, "pod"] => match self.options.pods {
+                PodMode::Disabled => Answer::NxDomain,
+                PodMode::Verified => {
+                    for k in self.pod_names.get(&name).into_iter().flatten() {
+                        self.pod_records(k, &mut found);
+                    }
+                    answer(found, qtype)
+                }
+                PodMode::Insecure => {
+                    if !self.namespace_exists(ns) {
+                        return Answer::NxDomain;
+                    }
+                    match pod_label_ip_text(label).parse::<IpAddr>() {
+                        Ok(ip) => {
+                            found.push(address_record(&name, self.options.ttl, ip.to_canonical()));
+                            answer(found, qtype)
+                        }
+                        Err(_) => Answer::NxDomain,
+                    }
+                }
+            },
+            _ => Answer::NxDomain,
+        }
+    }
+
+    // ----- record computation -----
+
+    fn partial_records(
+        &self,
+        services: &BTreeSet<Key>,
+        ips: &BTreeSet<IpAddr>,
+        pod_names: &BTreeSet<String>,
+    ) -> RecordSet {
+        let mut out = Vec::new();
+        for k in services {
+            self.service_records(k, &mut out);
+        }
+        for ip in ips {
+            self.ptr_records(*ip, &mut out);
+        }
+        for name in pod_names {
+            for k in self.pod_names.get(name).into_iter().flatten() {
+                self.pod_records(k, &mut out);
+            }
+        }
+        RecordSet::from_records(out)
+    }
+
+    /// The ready addresses of a Service's slices, each with its slice's ports.
+    fn ready(&self, key: &Key) -> Vec<(&Addr, &[PortInfo])> {
+        let mut v = Vec::new();
+        let Some(keys) = self.slices_by_service.get(key) else {
+            return v;
+        };
+        for k in keys {
+            if let Some(s) = self.slices.get(k) {
+                v.extend(s.addrs.iter().map(|a| (a, s.ports.as_slice())));
+            }
+        }
+        v
+    }
+
+    /// Every forward record under the Service's base name.
+    fn service_records(&self, key: &Key, out: &mut Vec<Record>) {
+        let Some(svc) = self.services.get(key) else { return };
+        let ttl = self.options.ttl;
+        let base = svc.base.as_str();
+        match &svc.shape {
+            Shape::External(Some(target)) => {
+                out.push(Record::new(base, ttl, RecordData::Cname(target.clone())));
+            }
+            Shape::External(None) | Shape::Unallocated => {}
+            Shape::ClusterIp(ips) => {
+                let ready = self.ready(key);
+                if self.options.ignore_empty_service && ready.is_empty() {
+                    return;
+                }
+                for ip in ips {
+                    out.push(address_record(base, ttl, *ip));
+                }
+                let w = weight(svc.ports.len() * ips.len());
+                for p in &svc.ports {
+                    push_srv(out, base, ttl, w, p.port, base);
+                }
+                for (name, proto) in named_groups(svc.ports.iter()) {
+                    let owner = format!("_{name}._{proto}.{base}");
+                    let matching: Vec<&PortInfo> = svc
+                        .ports
+                        .iter()
+                        .filter(|p| p.name == name && p.proto == proto)
+                        .collect();
+                    let w = weight(matching.len() * ips.len());
+                    for p in matching {
+                        push_srv(out, &owner, ttl, w, p.port, base);
+                    }
+                }
+                self.endpoint_names(base, &ready, out);
+            }
+            Shape::Headless => {
+                let ready = self.ready(key);
+                if ready.is_empty() {
+                    return;
+                }
+                for (a, _) in &ready {
+                    out.push(address_record(base, ttl, a.ip));
+                }
+                let w = weight(ready.iter().map(|(_, ps)| ps.len()).sum());
+                for (a, ports) in &ready {
+                    let target = format!("{}.{base}", a.host);
+                    for p in ports.iter() {
+                        push_srv(out, base, ttl, w, p.port, &target);
+                    }
+                }
+                for (name, proto) in named_groups(ready.iter().flat_map(|(_, ps)| ps.iter())) {
+                    let owner = format!("_{name}._{proto}.{base}");
+                    let matches = |p: &&PortInfo| p.name == name && p.proto == proto;
+                    let k = ready
+                        .iter()
+                        .map(|(_, ps)| ps.iter().filter(matches).count())
+                        .sum();
+                    let w = weight(k);
+                    for (a, ports) in &ready {
+                        let target = format!("{}.{base}", a.host);
+                        for p in ports.iter().filter(matches) {
+                            push_srv(out, &owner, ttl, w, p.port, &target);
+                        }
+                    }
+                }
+                self.endpoint_names(base, &ready, out);
+            }
+        }
+    }
+
+    /// `h.B` A/AAAA and SRV for every endpoint hostname `h` of the ready addresses.
+    fn endpoint_names(&self, base: &str, ready: &[(&Addr, &[PortInfo])], out: &mut Vec<Record>) {
+        let ttl = self.options.ttl;
+        let mut by_host: BTreeMap<&str, Vec<(&Addr, &[PortInfo])>> = BTreeMap::new();
+        for (a, ps) in ready {
+            by_host.entry(a.host.as_str()).or_default().push((a, ps));
+        }
+        for (host, entries) in by_host {
+            let name = format!("{host}.{base}");
+            for (a, _) in &entries {
+                out.push(address_record(&name, ttl, a.ip));
+            }
+            let w = weight(entries.iter().map(|(_, ps)| ps.len()).sum());
+            for (_, ports) in &entries {
+                for p in ports.iter() {
+                    push_srv(out, &name, ttl, w, p.port, &name);
+                }
+            }
+        }
+    }
+
+    /// The PTR records at the reverse name of `ip`.
+    fn ptr_records(&self, ip: IpAddr, out: &mut Vec<Record>) {
+        let ttl = self.options.ttl;
+        let name = reverse_name(ip);
+        if let Some(svc) = self
+            .cluster_ips
+            .get(&ip)
+            .and_then(|o| o.iter().next())
+            .and_then(|k| self.services.get(k))
+        {
+            out.push(Record::new(name, ttl, RecordData::Ptr(svc.base.clone())));
+            return;
+        }
+        let Some(slices) = self.endpoint_ips.get(&ip) else {
+            return;
+        };
+        for sk in slices {
+            let Some(s) = self.slices.get(sk) else { continue };
+            for a in s.addrs.iter().filter(|a| a.ip == ip) {
+                let target = format!("{}.{}.{}.svc.{}.", a.host, s.service.1, s.service.0, self.zone)
+                    .to_ascii_lowercase();
+                out.push(Record::new(&name, ttl, RecordData::Ptr(target)));
+            }
+        }
+    }
+
+    fn pod_records(&self, key: &Key, out: &mut Vec<Record>) {
+        if self.options.pods == PodMode::Disabled {
+            return;
+        }
+        if let Some(p) = self.pods.get(key) {
+            out.push(address_record(&p.name, self.options.ttl, p.ip));
+        }
+    }
+
+    // ----- index maintenance -----
+
+    fn affected_by_service(&self, key: &Key, services: &mut BTreeSet<Key>, ips: &mut BTreeSet<IpAddr>) {
+        services.insert(key.clone());
+        if let Some(Shape::ClusterIp(v)) = self.services.get(key).map(|s| &s.shape) {
+            ips.extend(v.iter().copied());
+        }
+    }
+
+    fn affected_by_slice(&self, key: &Key, services: &mut BTreeSet<Key>, ips: &mut BTreeSet<IpAddr>) {
+        if let Some(old) = self.slices.get(key) {
+            services.insert(old.service.clone());
+            ips.extend(old.addrs.iter().map(|a| a.ip));
+        }
+    }
+
+    fn set_issues(&mut self, kind: &'static str, key: &Key, issues: Vec<DiscoveryError>) {
+        if issues.is_empty() {
+            self.issues.remove(&(kind, key.clone()));
+        } else {
+            self.issues.insert((kind, key.clone()), issues);
+        }
+    }
+
+    fn add_namespace(&mut self, ns: &str) {
+        *self.namespaces.entry(ns.to_ascii_lowercase()).or_insert(0) += 1;
+    }
+
+    fn drop_namespace(&mut self, ns: &str) {
+        let ns = ns.to_ascii_lowercase();
+        if let Some(n) = self.namespaces.get_mut(&ns) {
+            *n -= 1;
+            if *n == 0 {
+                self.namespaces.remove(&ns);
+            }
+        }
+    }
+
+    fn check_labels(&self, kind: &'static str, key: &Key, issues: &mut Vec<DiscoveryError>) -> bool {
+        let mut ok = true;
+        for (field, value) in [("metadata.namespace", &key.0), ("metadata.name", &key.1)] {
+            if !label_ok(value) {
+                issues.push(DiscoveryError::Label {
+                    kind,
+                    object: format!("{}/{}", key.0, key.1),
+                    field: field.into(),
+                    value: value.clone(),
+                    reason: "must be a non-empty DNS label of at most 63 characters without dots",
+                });
+                ok = false;
+            }
+        }
+        ok
+    }
+
+    fn digest_service(&self, key: &Key, svc: &Service, issues: &mut Vec<DiscoveryError>) -> Option<SvcInfo> {
+        if !self.check_labels("Service", key, issues) {
+            return None;
+        }
+        let spec = svc.spec();
+        let base = format!("{}.{}.svc.{}.", key.1, key.0, self.zone).to_ascii_lowercase();
+        let mut ports: Vec<PortInfo> = spec
+            .ports()
+            .iter()
+            .map(|p| PortInfo {
+                name: p.name().to_ascii_lowercase(),
+                proto: p.protocol().to_ascii_lowercase(),
+                port: p.port,
+            })
+            .collect();
+        if ports.is_empty() {
+            ports.push(PortInfo::sentinel());
+        }
+        let ips: Vec<(String, &str)> = match (&spec.cluster_ips, &spec.cluster_ip) {
+            (Some(v), _) if !v.is_empty() => v
+                .iter()
+                .enumerate()
+                .map(|(i, ip)| (format!("spec.clusterIPs[{i}]"), ip.as_str()))
+                .collect(),
+            (_, Some(ip)) => vec![("spec.clusterIP".to_owned(), ip.as_str())],
+            _ => Vec::new(),
+        };
+        let shape = if svc.type_() == service_type::EXTERNAL_NAME {
+            let target = spec.external_name.as_deref().unwrap_or("");
+            let target = target.trim_end_matches('.');
+            if target.is_empty() || target.parse::<IpAddr>().is_ok() {
+                Shape::External(None)
+            } else {
+                Shape::External(Some(fqdn(target)))
+            }
+        } else if ips.first().is_some_and(|(_, ip)| *ip == CLUSTER_IP_NONE) {
+            Shape::Headless
+        } else {
+            let mut parsed = Vec::new();
+            for (field, text) in ips {
+                if text.is_empty() {
+                    continue;
+                }
+                match text.parse::<IpAddr>() {
+                    Ok(ip) => parsed.push(ip.to_canonical()),
+                    Err(_) => issues.push(DiscoveryError::Address {
+                        kind: "Service",
+                        object: format!("{}/{}", key.0, key.1),
+                        field,
+                        value: text.to_owned(),
+                    }),
+                }
+            }
+            parsed.dedup();
+            if parsed.is_empty() {
+                Shape::Unallocated
+            } else {
+                Shape::ClusterIp(parsed)
+            }
+        };
+        Some(SvcInfo { base, shape, ports })
+    }
+
+    fn insert_service(&mut self, svc: &Service) {
+        let key = key_of(&svc.metadata);
+        let mut issues = Vec::new();
+        let info = self.digest_service(&key, svc, &mut issues);
+        self.store_service(key, info, issues);
+    }
+
+    fn store_service(&mut self, key: Key, info: Option<SvcInfo>, issues: Vec<DiscoveryError>) {
+        self.remove_service(&key);
+        if let Some(info) = info {
+            if let Shape::ClusterIp(ips) = &info.shape {
+                for ip in ips {
+                    self.cluster_ips.entry(*ip).or_default().insert(key.clone());
+                }
+            }
+            self.add_namespace(&key.0);
+            self.services.insert(key.clone(), info);
+        }
+        self.set_issues("Service", &key, issues);
+    }
+
+    fn remove_service(&mut self, key: &Key) {
+        self.issues.remove(&("Service", key.clone()));
+        let Some(old) = self.services.remove(key) else {
+            return;
+        };
+        self.drop_namespace(&key.0);
+        if let Shape::ClusterIp(ips) = old.shape {
+            for ip in ips {
+                if let Some(set) = self.cluster_ips.get_mut(&ip) {
+                    set.remove(key);
+                    if set.is_empty() {
+                        self.cluster_ips.remove(&ip);
+                    }
+                }
+            }
+        }
+    }
+
+    fn digest_slice(
+        &self,
+        key: &Key,
+        slice: &EndpointSlice,
+        issues: &mut Vec<DiscoveryError>,
+    ) -> Option<SliceInfo> {
+        if !self.check_labels("EndpointSlice", key, issues) {
+            return None;
+        }
+        if slice.address_type == address_type::FQDN {
+            return None;
+        }
+        let service_name = slice.service_name().unwrap_or("");
+        if !label_ok(service_name) {
+            issues.push(DiscoveryError::Label {
+                kind: "EndpointSlice",
+                object: format!("{}/{}", key.0, key.1),
+                field: "metadata.labels[kubernetes.io/service-name]".into(),
+                value: service_name.to_owned(),
+                reason: "must name a Service (a DNS label)",
+            });
+            return None;
+        }
+        let mut ports: Vec<PortInfo> = slice
+            .ports()
+            .iter()
+            .map(|p| PortInfo {
+                name: p.name.as_deref().unwrap_or("").to_ascii_lowercase(),
+                proto: p.protocol.as_deref().unwrap_or("TCP").to_ascii_lowercase(),
+                port: p.port.unwrap_or(NO_PORT),
+            })
+            .collect();
+        if ports.is_empty() {
+            ports.push(PortInfo::sentinel());
+        }
+        let mut addrs = Vec::new();
+        for (i, ep) in slice.endpoints().iter().enumerate() {
+            if !ep.conditions.is_ready() {
+                continue;
+            }
+            for (j, text) in ep.addresses.iter().enumerate() {
+                let Ok(ip) = text.parse::<IpAddr>() else {
+                    issues.push(DiscoveryError::Address {
+                        kind: "EndpointSlice",
+                        object: format!("{}/{}", key.0, key.1),
+                        field: format!("endpoints[{i}].addresses[{j}]"),
+                        value: text.clone(),
+                    });
+                    continue;
+                };
+                let target = ep.target_ref.as_ref().and_then(|t| t.name.as_deref());
+                let host = endpoint_hostname(
+                    ep.hostname.as_deref(),
+                    target,
+                    self.options.endpoint_pod_names,
+                    text,
+                );
+                addrs.push(Addr {
+                    ip: ip.to_canonical(),
+                    host,
+                });
+            }
+        }
+        Some(SliceInfo {
+            service: (key.0.clone(), service_name.to_ascii_lowercase()),
+            addrs,
+            ports,
+        })
+    }
+
+    fn insert_slice(&mut self, slice: &EndpointSlice) {
+        let key = key_of(&slice.metadata);
+        let mut issues = Vec::new();
+        let info = self.digest_slice(&key, slice, &mut issues);
+        self.store_slice(key, info, issues);
+    }
+
+    fn store_slice(&mut self, key: Key, info: Option<SliceInfo>, issues: Vec<DiscoveryError>) {
+        self.remove_slice(&key);
+        if let Some(info) = info {
+            for a in &info.addrs {
+                self.endpoint_ips.entry(a.ip).or_default().insert(key.clone());
+            }
+            self.slices_by_service
+                .entry(info.service.clone())
+                .or_default()
+                .insert(key.clone());
+            self.add_namespace(&key.0);
+            self.slices.insert(key.clone(), info);
+        }
+        self.set_issues("EndpointSlice", &key, issues);
+    }
+
+    fn remove_slice(&mut self, key: &Key) {
+        self.issues.remove(&("EndpointSlice", key.clone()));
+        let Some(old) = self.slices.remove(key) else {
+            return;
+        };
+        self.drop_namespace(&key.0);
+        for a in &old.addrs {
+            if let Some(set) = self.endpoint_ips.get_mut(&a.ip) {
+                set.remove(key);
+                if set.is_empty() {
+                    self.endpoint_ips.remove(&a.ip);
+                }
+            }
+        }
+        if let Some(set) = self.slices_by_service.get_mut(&old.service) {
+            set.remove(key);
+            if set.is_empty() {
+                self.slices_by_service.remove(&old.service);
+            }
+        }
+    }
+
+    fn insert_pod(&mut self, pod: &Pod) {
+        let key = key_of(&pod.metadata);
+        let mut issues = Vec::new();
+        let digest = self.digest_pod(&key, pod, &mut issues);
+        self.store_pod(key, digest, issues);
+    }
+
+    /// `None` when the Pod is not held at all (bad name); `Some(None)` when it is held
+    /// without a record (not running, no IP).
+    fn digest_pod(&self, key: &Key, pod: &Pod, issues: &mut Vec<DiscoveryError>) -> Option<Option<PodInfo>> {
+        if !self.check_labels("Pod", key, issues) {
+            return None;
+        }
+        let ip_text = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.pod_ip.as_deref())
+            .unwrap_or("");
+        let phase = pod.phase();
+        let live = pod.metadata.deletion_timestamp.is_none()
+            && ![pod_phase::SUCCEEDED, pod_phase::FAILED, pod_phase::UNKNOWN].contains(&phase);
+        if !live || ip_text.is_empty() {
+            return Some(None);
+        }
+        let Ok(ip) = ip_text.parse::<IpAddr>() else {
+            issues.push(DiscoveryError::Address {
+                kind: "Pod",
+                object: format!("{}/{}", key.0, key.1),
+                field: "status.podIP".into(),
+                value: ip_text.to_owned(),
+            });
+            return Some(None);
+        };
+        Some(pod_label(ip_text).map(|label| PodInfo {
+            name: format!("{label}.{}.pod.{}.", key.0, self.zone),
+            ip: ip.to_canonical(),
+        }))
+    }
+
+    fn store_pod(&mut self, key: Key, digest: Option<Option<PodInfo>>, issues: Vec<DiscoveryError>) {
+        self.remove_pod(&key);
+        if let Some(info) = digest {
+            self.add_namespace(&key.0);
+            self.pod_keys.insert(key.clone());
+            if let Some(info) = info {
+                self.pod_names
+                    .entry(info.name.clone())
+                    .or_default()
+                    .insert(key.clone());
+                self.pods.insert(key.clone(), info);
+            }
+        }
+        self.set_issues("Pod", &key, issues);
+    }
+
+    fn remove_pod(&mut self, key: &Key) {
+        self.issues.remove(&("Pod", key.clone()));
+        if let Some(old) = self.pods.remove(key)
+            && let Some(set) = self.pod_names.get_mut(&old.name)
+        {
+            set.remove(key);
+            if set.is_empty() {
+                self.pod_names.remove(&old.name);
+            }
+        }
+        if self.pod_keys.remove(key) {
+            self.drop_namespace(&key.0);
+        }
+    }
+}
+
+enum Pending {
+    Service(Key, Option<SvcInfo>, Vec<DiscoveryError>),
+    RemoveService(Key),
+    Slice(Key, Option<SliceInfo>, Vec<DiscoveryError>),
+    RemoveSlice(Key),
+    Pod(Key, Option<Option<PodInfo>>, Vec<DiscoveryError>),
+    RemovePod(Key),
+}
+
+fn namespace_or_default(ns: &str) -> String {
+    if ns.is_empty() {
+        "default".to_owned()
+    } else {
+        ns.to_ascii_lowercase()
+    }
+}
+
+/// The target of the last CNAME of an A/AAAA answer, to follow.
+fn cname_target(records: &[Record], qtype: RecordType) -> Option<String> {
+    if !matches!(qtype, RecordType::A | RecordType::Aaaa) {
+        return None;
+    }
+    records.iter().rev().find_map(|r| match r.data() {
+        RecordData::Cname(t) => Some(t.clone()),
+        _ => None,
+    })
+}
+
+fn answer(found: Vec<Record>, qtype: RecordType) -> Answer {
+    if found.is_empty() {
+        return Answer::NxDomain;
+    }
+    let cname = found.iter().any(|r| r.record_type() == RecordType::Cname);
+    let mut matching: Vec<Record> = found
+        .into_iter()
+        .filter(|r| {
+            r.record_type() == qtype
+                || (cname
+                    && matches!(qtype, RecordType::A | RecordType::Aaaa)
+                    && r.record_type() == RecordType::Cname)
+        })
+        .collect();
+    if matching.is_empty() {
+        return Answer::NoData;
+    }
+    matching.sort_unstable();
+    matching.dedup_by(|b, a| a.name() == b.name() && a.data() == b.data());
+    Answer::Records(matching)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn service(ns: &str, name: &str, spec: Value) -> Service {
+        serde_json::from_value(json!({"metadata": {"name": name, "namespace": ns}, "spec": spec})).unwrap()
+    }
+
+    fn slice(ns: &str, name: &str, svc: &str, family: &str, endpoints: Value, ports: Value) -> EndpointSlice {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": ns, "labels": {"kubernetes.io/service-name": svc}},
+            "addressType": family, "endpoints": endpoints, "ports": ports,
+        }))
+        .unwrap()
+    }
+
+    fn pod(ns: &str, name: &str, ip: &str, phase: &str) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": ns},
+            "status": {"phase": phase, "podIP": ip},
+        }))
+        .unwrap()
+    }
+
+    fn texts(set: &RecordSet, name: &str) -> Vec<String> {
+        set.at(name)
+            .iter()
+            .map(|r| format!("{} {}", r.record_type(), r.data_text()))
+            .collect()
+    }
+
+    fn zone(opts: DnsOptions, svcs: &[Service], slices: &[EndpointSlice], pods: &[Pod]) -> Zone {
+        Zone::from_objects(opts, svcs, slices, pods).unwrap()
+    }
+
+    const B: &str = "web.ns.svc.cluster.local.";
+
+    fn web() -> Service {
+        service(
+            "ns",
+            "web",
+            json!({"clusterIP": "10.0.0.1", "ports": [{"name": "http", "port": 80}]}),
+        )
+    }
+
+    fn web_slice(ready: bool) -> EndpointSlice {
+        slice(
+            "ns",
+            "web-1",
+            "web",
+            "IPv4",
+            json!([{"addresses": ["10.1.0.1"], "conditions": {"ready": ready},
+                    "targetRef": {"kind": "Pod", "name": "web-abc"}}]),
+            json!([{"name": "http", "protocol": "TCP", "port": 8080}]),
+        )
+    }
+
+    #[test]
+    fn ignore_empty_service_keeps_the_ptr() {
+        let opts = DnsOptions {
+            ignore_empty_service: true,
+            ..DnsOptions::default()
+        };
+        let set = zone(opts.clone(), &[web()], &[web_slice(false)], &[]).records();
+        assert!(set.at(B).is_empty());
+        assert!(set.at(&format!("_http._tcp.{B}")).is_empty());
+        assert_eq!(
+            texts(&set, "1.0.0.10.in-addr.arpa."),
+            ["PTR web.ns.svc.cluster.local."]
+        );
+        let set = zone(opts, &[web()], &[web_slice(true)], &[]).records();
+        assert_eq!(
+            texts(&set, B),
+            ["A 10.0.0.1", "SRV 0 100 80 web.ns.svc.cluster.local."]
+        );
+        // The endpoint name of a ClusterIP Service carries the slice port.
+        assert_eq!(
+            texts(&set, &format!("10-1-0-1.{B}")),
+            ["A 10.1.0.1", "SRV 0 100 8080 10-1-0-1.web.ns.svc.cluster.local."]
+        );
+    }
+
+    #[test]
+    fn endpoint_pod_names() {
+        let opts = DnsOptions {
+            endpoint_pod_names: true,
+            ..DnsOptions::default()
+        };
+        let set = zone(opts, &[web()], &[web_slice(true)], &[]).records();
+        assert_eq!(texts(&set, &format!("web-abc.{B}"))[0], "A 10.1.0.1");
+        assert_eq!(
+            texts(&set, "1.0.1.10.in-addr.arpa."),
+            ["PTR web-abc.web.ns.svc.cluster.local."]
+        );
+    }
+
+    #[test]
+    fn one_hostname_two_families() {
+        let hl = service(
+            "ns",
+            "db",
+            json!({"clusterIP": "None", "ports": [{"name": "pg", "port": 5432}]}),
+        );
+        let ep = |a: &str| json!([{"addresses": [a], "hostname": "db-0"}]);
+        let ports = json!([{"name": "pg", "protocol": "TCP", "port": 5432}]);
+        let s4 = slice("ns", "db-4", "db", "IPv4", ep("10.1.0.5"), ports.clone());
+        let s6 = slice("ns", "db-6", "db", "IPv6", ep("fd00::5"), ports);
+        let set = zone(DnsOptions::default(), &[hl], &[s4, s6], &[]).records();
+        assert_eq!(
+            texts(&set, "db-0.db.ns.svc.cluster.local."),
+            [
+                "A 10.1.0.5",
+                "AAAA fd00::5",
+                "SRV 0 50 5432 db-0.db.ns.svc.cluster.local."
+            ]
+        );
+        assert_eq!(
+            texts(&set, "_pg._tcp.db.ns.svc.cluster.local."),
+            ["SRV 0 50 5432 db-0.db.ns.svc.cluster.local."]
+        );
+    }
+
+    #[test]
+    fn clusterip_ptr_hides_endpoint_ptrs_and_no_ports_means_no_srv() {
+        let a = service("ns", "a", json!({"clusterIP": "10.0.0.7"}));
+        let s = slice(
+            "ns",
+            "b-1",
+            "b",
+            "IPv4",
+            json!([{"addresses": ["10.0.0.7"]}]),
+            json!(null),
+        );
+        let set = zone(DnsOptions::default(), &[a], &[s], &[]).records();
+        assert_eq!(
+            texts(&set, "7.0.0.10.in-addr.arpa."),
+            ["PTR a.ns.svc.cluster.local."]
+        );
+        assert_eq!(texts(&set, "a.ns.svc.cluster.local."), ["A 10.0.0.7"]);
+        // The slice's Service does not exist: no forward names, but the slice's PTR would
+        // exist were the address not a ClusterIP.
+        assert!(set.at("b.ns.svc.cluster.local.").is_empty());
+    }
+
+    #[test]
+    fn external_names() {
+        let ext = service(
+            "ns",
+            "ext",
+            json!({"type": "ExternalName", "externalName": "Example.COM"}),
+        );
+        let ip = service(
+            "ns",
+            "ip",
+            json!({"type": "ExternalName", "externalName": "1.2.3.4"}),
+        );
+        let z = zone(DnsOptions::default(), &[ext, ip], &[], &[]);
+        let set = z.records();
+        assert_eq!(texts(&set, "ext.ns.svc.cluster.local."), ["CNAME example.com."]);
+        assert!(set.at("ip.ns.svc.cluster.local.").is_empty());
+        let Answer::Records(r) = z.lookup("EXT.ns.svc.cluster.local", RecordType::A) else {
+            panic!()
+        };
+        assert_eq!(r[0].record_type(), RecordType::Cname);
+        assert_eq!(
+            z.lookup("ext.ns.svc.cluster.local.", RecordType::Srv),
+            Answer::NoData
+        );
+        assert_eq!(
+            z.lookup("x.ext.ns.svc.cluster.local.", RecordType::A),
+            Answer::NxDomain
+        );
+    }
+
+    #[test]
+    fn in_zone_cnames_are_followed() {
+        let inner = service(
+            "ns",
+            "in",
+            json!({"type": "ExternalName", "externalName": "web.ns.svc.cluster.local"}),
+        );
+        let lp = service(
+            "ns",
+            "loop",
+            json!({"type": "ExternalName", "externalName": "loop.ns.svc.cluster.local"}),
+        );
+        let z = zone(DnsOptions::default(), &[web(), inner, lp], &[], &[]);
+        let Answer::Records(r) = z.lookup("in.ns.svc.cluster.local", RecordType::A) else {
+            panic!("no records")
+        };
+        let got: Vec<String> = r.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            got,
+            [
+                "in.ns.svc.cluster.local.\t5\tIN\tCNAME\tweb.ns.svc.cluster.local.",
+                "web.ns.svc.cluster.local.\t5\tIN\tA\t10.0.0.1",
+            ]
+        );
+        let Answer::Records(r) = z.lookup("loop.ns.svc.cluster.local", RecordType::A) else {
+            panic!("no records")
+        };
+        assert_eq!(r.len(), 1, "a loop ends");
+        assert_eq!(
+            z.lookup("in.ns.svc.cluster.local", RecordType::Txt),
+            Answer::NoData
+        );
+    }
+
+    #[test]
+    fn lookups_tell_nodata_from_nxdomain() {
+        let z = zone(DnsOptions::default(), &[web()], &[web_slice(true)], &[]);
+        assert_eq!(z.lookup("cluster.local.", RecordType::A), Answer::NoData);
+        assert_eq!(z.lookup("svc.cluster.local.", RecordType::A), Answer::NoData);
+        assert_eq!(z.lookup("ns.svc.cluster.local.", RecordType::A), Answer::NoData);
+        assert_eq!(
+            z.lookup("other.svc.cluster.local.", RecordType::A),
+            Answer::NxDomain
+        );
+        assert_eq!(z.lookup(B, RecordType::Aaaa), Answer::NoData);
+        assert_eq!(z.lookup(&format!("_tcp.{B}"), RecordType::Srv), Answer::NxDomain);
+        assert_eq!(z.lookup(&format!("a.b.c.d.{B}"), RecordType::A), Answer::NxDomain);
+        assert_eq!(
+            z.lookup("web.ns.svc.example.org.", RecordType::A),
+            Answer::NxDomain
+        );
+        assert!(matches!(
+            z.lookup("dns-version.cluster.local", RecordType::Txt),
+            Answer::Records(_)
+        ));
+        assert!(matches!(
+            z.lookup("1.0.1.10.in-addr.arpa.", RecordType::Ptr),
+            Answer::Records(_)
+        ));
+        assert_eq!(
+            z.lookup("2.0.1.10.in-addr.arpa.", RecordType::Ptr),
+            Answer::NxDomain
+        );
+        assert_eq!(
+            z.lookup("10-1-0-1.ns.pod.cluster.local.", RecordType::A),
+            Answer::NxDomain
+        );
+    }
+
+    #[test]
+    fn pod_modes() {
+        let pods = [
+            pod("ns", "a", "10.240.0.1", "Running"),
+            pod("ns", "b", "10.240.0.2", "Succeeded"),
+            pod("ns", "c", "fd00::9", "Pending"),
+        ];
+        let verified = DnsOptions {
+            pods: PodMode::Verified,
+            ..DnsOptions::default()
+        };
+        let z = zone(verified, &[], &[], &pods);
+        let set = z.records();
+        assert_eq!(texts(&set, "10-240-0-1.ns.pod.cluster.local."), ["A 10.240.0.1"]);
+        assert!(set.at("10-240-0-2.ns.pod.cluster.local.").is_empty());
+        assert_eq!(texts(&set, "fd00--9.ns.pod.cluster.local."), ["AAAA fd00::9"]);
+        assert_eq!(
+            z.lookup("10-240-0-9.ns.pod.cluster.local.", RecordType::A),
+            Answer::NxDomain
+        );
+        let insecure = DnsOptions {
+            pods: PodMode::Insecure,
+            ..DnsOptions::default()
+        };
+        let zi = zone(insecure, &[], &[], &pods);
+        assert_eq!(zi.records(), set);
+        let Answer::Records(r) = zi.lookup("10-240-0-9.ns.pod.cluster.local.", RecordType::A) else {
+            panic!()
+        };
+        assert_eq!(r[0].data_text(), "10.240.0.9");
+        assert_eq!(
+            zi.lookup("10-240-0-9.nope.pod.cluster.local.", RecordType::A),
+            Answer::NxDomain
+        );
+        assert_eq!(
+            zi.lookup("not-an-ip.ns.pod.cluster.local.", RecordType::A),
+            Answer::NxDomain
+        );
+        let set = zone(DnsOptions::default(), &[], &[], &pods).records();
+        assert_eq!(set.len(), 1, "only dns-version without pod records");
+    }
+
+    #[test]
+    fn pods_sharing_an_ip_share_a_name() {
+        // hostNetwork Pods on one node carry the node's IP.
+        let verified = DnsOptions {
+            pods: PodMode::Verified,
+            ..DnsOptions::default()
+        };
+        let mut z = zone(verified, &[], &[], &[pod("NS", "a", "192.168.0.5", "Running")]);
+        let name = "192-168-0-5.ns.pod.cluster.local.";
+        let before = z.records();
+        let d = z.apply(Change::Pod(&pod("ns", "b", "192.168.0.5", "Running")));
+        assert!(d.is_empty(), "the name already answers that address: {d:?}");
+        assert_eq!(z.records(), before);
+        let d = z.apply(Change::DeletePod {
+            namespace: "ns",
+            name: "A",
+        });
+        assert!(d.is_empty(), "b still gives the name: {d:?}");
+        let d = z.apply(Change::DeletePod {
+            namespace: "ns",
+            name: "b",
+        });
+        assert_eq!(d.removed.len(), 1);
+        assert_eq!(d.removed[0].name(), name);
+        assert_eq!(z.lookup(name, RecordType::A), Answer::NxDomain);
+    }
+
+    #[test]
+    fn bad_input_is_reported_and_skipped() {
+        let bad = slice(
+            "ns",
+            "web-1",
+            "web",
+            "IPv4",
+            json!([{"addresses": ["10.1.0.1", "nope"]}]),
+            json!([{"name": "http", "port": 80}]),
+        );
+        let svc = service("ns", "a.b", json!({"clusterIP": "10.0.0.1"}));
+        let z = zone(DnsOptions::default(), &[web(), svc], &[bad], &[]);
+        let issues: Vec<String> = z.issues().map(ToString::to_string).collect();
+        assert_eq!(issues.len(), 2, "{issues:?}");
+        assert!(
+            issues
+                .iter()
+                .any(|i| i.contains("endpoints[0].addresses[1]") && i.contains("\"nope\""))
+        );
+        assert!(issues.iter().any(|i| i.contains("metadata.name")));
+        assert_eq!(texts(&z.records(), &format!("10-1-0-1.{B}"))[0], "A 10.1.0.1");
+        assert!(
+            Zone::new(DnsOptions {
+                ttl: 9999,
+                ..DnsOptions::default()
+            })
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn deltas_equal_full_recomputation() {
+        let mut z = zone(DnsOptions::default(), &[web()], &[web_slice(true)], &[]);
+        let before = z.records();
+        let moved = slice(
+            "ns",
+            "web-1",
+            "web",
+            "IPv4",
+            json!([{"addresses": ["10.1.0.2"]}]),
+            json!(null),
+        );
+        let d = z.apply(Change::EndpointSlice(&moved));
+        let after = z.records();
+        assert_eq!(d, before.diff(&after));
+        assert!(d.removed.iter().any(|r| r.name() == "1.0.1.10.in-addr.arpa."));
+        assert!(d.added.iter().any(|r| r.name() == "2.0.1.10.in-addr.arpa."));
+        let d = z.apply(Change::DeleteService {
+            namespace: "ns",
+            name: "web",
+        });
+        assert_eq!(d, after.diff(&z.records()));
+        assert!(d.added.is_empty());
+        let d = z.apply(Change::DeleteEndpointSlice {
+            namespace: "ns",
+            name: "web-1",
+        });
+        assert_eq!(d.removed.len(), 1, "only the endpoint PTR was left: {d:?}");
+        assert_eq!(z.records().len(), 1);
+    }
+}
