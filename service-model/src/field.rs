@@ -237,11 +237,12 @@ impl FieldError {
 
     /// `field.TooLong` with the maximum length in bytes.
     pub fn too_long(path: &Path, value: impl Into<BadValue>, max: usize) -> Self {
+        let unit = if max == 1 { "byte" } else { "bytes" };
         Self::new(
             ErrorType::TooLong,
             path,
             value.into(),
-            format!("may not be more than {max} bytes"),
+            format!("may not be more than {max} {unit}"),
         )
     }
 
