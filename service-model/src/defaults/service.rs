@@ -106,6 +106,49 @@ pub fn default_service(svc: &mut Service) {
     }
 }
 
+/// The registry's `normalizeClusterIPs` (a strategy step, not defaulting): keeps `clusterIP`
+/// and `clusterIPs` in step the way an old client that only knows `clusterIP` expects.
+///
+/// On create (`old` is `None`), a `clusterIP` without `clusterIPs` gives `clusterIPs:
+/// [clusterIP]`. On update, `clusterIPs` dropped by a client that kept `clusterIP` are restored
+/// from `old`; a cleared `clusterIP` with untouched `clusterIPs` clears them too; a changed
+/// `clusterIP` with untouched `clusterIPs` replaces them with `[clusterIP]`.
+///
+/// ```
+/// use svcnet_model::{Service, ServiceSpec, defaults};
+/// let mut svc = Service::default();
+/// svc.spec = Some(ServiceSpec { cluster_ip: Some("None".into()), ..Default::default() });
+/// defaults::normalize_cluster_ips(&mut svc, None);
+/// assert_eq!(svc.spec.unwrap().cluster_ips, Some(vec!["None".to_string()]));
+/// ```
+pub fn normalize_cluster_ips(svc: &mut Service, old: Option<&Service>) {
+    let spec = svc.spec.get_or_insert_with(Default::default);
+    let cip = spec.cluster_ip.clone().unwrap_or_default();
+    let ips_empty = spec.cluster_ips.as_ref().is_none_or(Vec::is_empty);
+    let Some(old) = old else {
+        if !cip.is_empty() && ips_empty {
+            spec.cluster_ips = Some(vec![cip]);
+        }
+        return;
+    };
+    let old_spec = old.spec();
+    let old_cip = old_spec.cluster_ip.as_deref().unwrap_or("");
+    let old_ips = old_spec.cluster_ips.as_deref().unwrap_or(&[]);
+    if !old_ips.is_empty() && ips_empty && old_cip == cip {
+        spec.cluster_ips = Some(old_ips.to_vec());
+    }
+    if old_cip != cip {
+        let same_ips = spec.cluster_ips.as_deref().unwrap_or(&[]) == old_ips;
+        if same_ips {
+            spec.cluster_ips = if !old_cip.is_empty() && cip.is_empty() {
+                None
+            } else {
+                Some(vec![cip])
+            };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,6 +268,31 @@ mod tests {
         default_service(&mut s);
         assert_eq!(s.spec().internal_traffic_policy, None);
         assert_eq!(s.spec().external_traffic_policy, None);
+    }
+
+    #[test]
+    fn normalizes_cluster_ips() {
+        let with_ip = |ip: Option<&str>, ips: Option<Vec<&str>>| {
+            svc(ServiceSpec {
+                cluster_ip: ip.map(Into::into),
+                cluster_ips: ips.map(|v| v.into_iter().map(Into::into).collect()),
+                ..Default::default()
+            })
+        };
+        let ips = |s: &Service| s.spec().cluster_ips.clone();
+        let mut s = with_ip(Some("10.0.0.1"), None);
+        normalize_cluster_ips(&mut s, None);
+        assert_eq!(ips(&s), Some(vec!["10.0.0.1".to_string()]));
+        let old = with_ip(Some("10.0.0.1"), Some(vec!["10.0.0.1", "2001::1"]));
+        let mut s = with_ip(Some("10.0.0.1"), None);
+        normalize_cluster_ips(&mut s, Some(&old));
+        assert_eq!(ips(&s), ips(&old));
+        let mut s = with_ip(None, Some(vec!["10.0.0.1", "2001::1"]));
+        normalize_cluster_ips(&mut s, Some(&old));
+        assert_eq!(ips(&s), None);
+        let mut s = with_ip(Some("10.0.0.2"), Some(vec!["10.0.0.1", "2001::1"]));
+        normalize_cluster_ips(&mut s, Some(&old));
+        assert_eq!(ips(&s), Some(vec!["10.0.0.2".to_string()]));
     }
 
     #[test]

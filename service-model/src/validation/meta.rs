@@ -1,7 +1,7 @@
 //! `ValidateObjectMeta` / `ValidateObjectMetaUpdate` and the label and annotation rules every
 //! kind shares (apimachinery's `objectmeta.go`, with core's extra finalizer-name check).
 
-use crate::field::{BadValue, ErrorList, FieldError, Path};
+use crate::field::{BadValue, ErrorList, FieldError, Path, go_quote};
 use crate::validation::names;
 use crate::{ObjectMeta, OwnerReference, StringMap};
 
@@ -296,7 +296,7 @@ pub(crate) fn validate_owner_references(refs: &[OwnerReference], path: &Path) ->
         if group.is_empty() && version == "v1" && r.kind == "Event" {
             errs.push(FieldError::invalid(
                 path,
-                BadValue::Raw(format!("{r:?}")),
+                BadValue::Raw(go_owner_reference(r)),
                 "/v1, Kind=Event is disallowed from being an owner",
             ));
         }
@@ -305,7 +305,10 @@ pub(crate) fn validate_owner_references(refs: &[OwnerReference], path: &Path) ->
             match &first_controller {
                 Some(first) => errs.push(FieldError::invalid(
                     path,
-                    BadValue::Raw(format!("{refs:?}")),
+                    BadValue::Raw(format!(
+                        "[]v1.OwnerReference{{{}}}",
+                        refs.iter().map(go_owner_reference).collect::<Vec<_>>().join(", ")
+                    )),
                     format!(
                         "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {cur}"
                     ),
@@ -356,9 +359,23 @@ fn validate_kube_finalizer_names(finalizers: &[String], path: &Path) -> ErrorLis
     errs
 }
 
+/// Go's `%#v` of an owner reference.
+fn go_owner_reference(r: &OwnerReference) -> String {
+    let b = |v: Option<bool>| v.map_or("(*bool)(nil)".to_owned(), |v| format!("(*bool)({v})"));
+    format!(
+        "v1.OwnerReference{{APIVersion:{}, Kind:{}, Name:{}, UID:{}, Controller:{}, BlockOwnerDeletion:{}}}",
+        go_quote(&r.api_version),
+        go_quote(&r.kind),
+        go_quote(&r.name),
+        go_quote(&r.uid),
+        b(r.controller),
+        b(r.block_owner_deletion)
+    )
+}
+
 /// Go's `%#v` of a `[]string`.
 fn go_string_slice<'a>(items: impl Iterator<Item = &'a str>) -> String {
-    let quoted: Vec<String> = items.map(|s| format!("{s:?}")).collect();
+    let quoted: Vec<String> = items.map(go_quote).collect();
     format!("[]string{{{}}}", quoted.join(", "))
 }
 

@@ -44,3 +44,14 @@ pub fn validate_object(obj: &Object, old: Option<&Object>) -> ErrorList {
         _ => Vec::new(),
     }
 }
+
+/// Validates `obj` as a status update of `old` (`ValidateServiceStatusUpdate`,
+/// `ValidateServiceCIDRStatusUpdate`); kinds without a status rule set are validated as a
+/// plain update.
+pub fn validate_object_status(obj: &Object, old: &Object) -> ErrorList {
+    match (obj, old) {
+        (Object::Service(s), Object::Service(o)) => validate_service_status_update(s, o),
+        (Object::ServiceCidr(s), Object::ServiceCidr(o)) => validate_service_cidr_status_update(s, o),
+        _ => validate_object(obj, Some(old)),
+    }
+}

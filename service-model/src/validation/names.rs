@@ -14,7 +14,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::field::{ErrorList, FieldError, Path};
+use crate::field::{ErrorList, FieldError, Path, go_quote};
 
 /// Maximum length of a DNS-1123 label (`DNS1123LabelMaxLength`).
 pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
@@ -483,7 +483,7 @@ pub fn is_valid_canonical_cidr(path: &Path, value: &str) -> ErrorList {
         return vec![FieldError::invalid(
             path,
             value,
-            format!("netip.ParsePrefix({value:?}): no '/'"),
+            format!("netip.ParsePrefix({}): no '/'", go_quote(value)),
         )];
     };
     let ip = match addr.parse::<IpAddr>() {
@@ -492,7 +492,11 @@ pub fn is_valid_canonical_cidr(path: &Path, value: &str) -> ErrorList {
             return vec![FieldError::invalid(
                 path,
                 value,
-                format!("netip.ParsePrefix({value:?}): ParseAddr({addr:?}): not a valid IP address"),
+                format!(
+                    "netip.ParsePrefix({}): ParseAddr({}): not a valid IP address",
+                    go_quote(value),
+                    go_quote(addr)
+                ),
             )];
         }
     };
@@ -503,7 +507,11 @@ pub fn is_valid_canonical_cidr(path: &Path, value: &str) -> ErrorList {
             return vec![FieldError::invalid(
                 path,
                 value,
-                format!("netip.ParsePrefix({value:?}): bad bits after slash: {len:?}"),
+                format!(
+                    "netip.ParsePrefix({}): bad bits after slash: {}",
+                    go_quote(value),
+                    go_quote(len)
+                ),
             )];
         }
     };

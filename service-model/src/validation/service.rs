@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::field::{BadValue, ErrorList, FieldError, Path};
+use crate::field::{BadValue, ErrorList, FieldError, Path, go_quote};
 use crate::service::{ip_family, ip_family_policy, service_type, session_affinity, traffic_policy};
 use crate::validation::meta::{validate_labels, validate_object_meta, validate_object_meta_update};
 use crate::validation::names;
@@ -63,7 +63,7 @@ fn is_lb(spec: &ServiceSpec) -> bool {
 
 /// Go's `%#v` of a `[]string`-like list.
 fn go_list(type_name: &str, items: &[String]) -> BadValue {
-    let quoted: Vec<String> = items.iter().map(|i| format!("{i:?}")).collect();
+    let quoted: Vec<String> = items.iter().map(|i| go_quote(i)).collect();
     BadValue::Raw(format!("[]{type_name}{{{}}}", quoted.join(", ")))
 }
 
@@ -326,7 +326,8 @@ fn validate_service(svc: &Service) -> ErrorList {
             errs.push(FieldError::duplicate(
                 &sp.child("ports").index(i),
                 BadValue::Raw(format!(
-                    "core.ServicePort{{Name:\"\", Protocol:{proto:?}, AppProtocol:(*string)(nil), Port:{}, TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, NodePort:0}}",
+                    "core.ServicePort{{Name:\"\", Protocol:{}, AppProtocol:(*string)(nil), Port:{}, TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, NodePort:0}}",
+                    go_quote(proto),
                     port.port
                 )),
             ));

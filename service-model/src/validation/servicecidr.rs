@@ -1,6 +1,6 @@
 //! ServiceCIDR and IPAddress validation (`pkg/apis/networking/validation`).
 
-use crate::field::{BadValue, ErrorList, FieldError, Path};
+use crate::field::{BadValue, ErrorList, FieldError, Path, go_quote};
 use crate::validation::meta::{validate_immutable_field, validate_object_meta, validate_object_meta_update};
 use crate::validation::names;
 use crate::{IpAddress, ParentReference, ServiceCidr};
@@ -44,7 +44,7 @@ pub fn validate_service_cidr_create(s: &ServiceCidr) -> ErrorList {
 
 /// The spec as Go prints it in a message (`%#v` of the internal struct, simplified).
 fn spec_value(cidrs: &[String]) -> BadValue {
-    let quoted: Vec<String> = cidrs.iter().map(|c| format!("{c:?}")).collect();
+    let quoted: Vec<String> = cidrs.iter().map(|c| go_quote(c)).collect();
     BadValue::Raw(format!(
         "networking.ServiceCIDRSpec{{CIDRs:[]string{{{}}}}}",
         quoted.join(", ")
@@ -58,7 +58,7 @@ pub fn validate_service_cidr_update(new: &ServiceCidr, old: &ServiceCidr) -> Err
         &new.cidrs(),
         &old.cidrs(),
         || {
-            let quoted: Vec<String> = new.cidrs().iter().map(|c| format!("{c:?}")).collect();
+            let quoted: Vec<String> = new.cidrs().iter().map(|c| go_quote(c)).collect();
             BadValue::Raw(format!("[]string{{{}}}", quoted.join(", ")))
         },
         &Path::new("spec").child("cidrs"),
@@ -75,7 +75,7 @@ pub fn validate_service_cidr_status_update(new: &ServiceCidr, old: &ServiceCidr)
 /// IPAddress names are never generated).
 fn ip_address_name(name: &str, _prefix: bool) -> Vec<String> {
     match name.parse::<std::net::IpAddr>() {
-        Err(_) => vec![format!("ParseAddr({name:?}): not a valid IP address")],
+        Err(_) => vec![format!("ParseAddr({}): not a valid IP address", go_quote(name))],
         Ok(ip) if ip.to_string() != name => vec!["must be a canonical format IP address".to_owned()],
         Ok(_) => Vec::new(),
     }
@@ -127,7 +127,16 @@ pub fn validate_ip_address_update(new: &IpAddress, old: &IpAddress) -> ErrorList
     errs.extend(validate_immutable_field(
         &new_ref,
         &parent(old),
-        || BadValue::Raw(format!("{new_ref:?}")),
+        || match &new_ref {
+            None => BadValue::Null,
+            Some(r) => BadValue::Raw(format!(
+                "networking.ParentReference{{Group:{}, Resource:{}, Namespace:{}, Name:{}}}",
+                go_quote(r.group.as_deref().unwrap_or("")),
+                go_quote(r.resource.as_deref().unwrap_or("")),
+                go_quote(r.namespace.as_deref().unwrap_or("")),
+                go_quote(r.name.as_deref().unwrap_or(""))
+            )),
+        },
         &Path::new("spec").child("parentRef"),
     ));
     errs
