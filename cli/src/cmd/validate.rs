@@ -96,12 +96,15 @@ fn find_old<'a>(obj: &Object, olds: &'a [Located]) -> Option<&'a Object> {
         .filter(|o| o.kind() == obj.kind())
         .collect();
     let m = obj.metadata();
-    same_kind
+    let by_name = same_kind
         .iter()
         .find(|o| o.metadata().name() == m.name() && o.metadata().namespace() == m.namespace())
-        .copied()
-        .or_else(|| (same_kind.len() == 1).then(|| same_kind[0]))
-        .or_else(|| (olds.len() == 1).then(|| &olds[0].object))
+        .copied();
+    match (by_name, same_kind.as_slice()) {
+        (Some(o), _) => Some(o),
+        (None, [only]) => Some(*only),
+        _ => None,
+    }
 }
 
 fn group_of(obj: &Object) -> &'static str {
