@@ -59,13 +59,14 @@
 //! assert!(!v.allowed);
 //! ```
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    IntOrString, LabelSelector, NetworkPolicy, NetworkPolicyPeer, NetworkPolicyPort, Pod, StringMap,
+    IntOrString, IpBlock, LabelSelector, NetworkPolicy, NetworkPolicyPeer, NetworkPolicyPort, Pod, StringMap,
 };
 
 /// The label the API server puts on every namespace, holding the namespace's name.
@@ -324,27 +325,14 @@ enum Dir {
 /// `cluster.pods`; peers are always taken from `cluster.pods`).
 pub fn pod_reachability(cluster: &Cluster<'_>, pod: &Pod) -> PodReachability {
     let ctx = Context::new(cluster);
-    PodReachability {
-        namespace: pod_namespace(pod).to_owned(),
-        name: pod.metadata.name().to_owned(),
-        ingress: ctx.reach(pod, Dir::Ingress),
-        egress: ctx.reach(pod, Dir::Egress),
-    }
+    ctx.pod_reachability(&ctx.view(pod))
 }
 
-/// [`pod_reachability`] for every pod of the cluster, in input order.
+/// [`pod_reachability`] for every pod of the cluster, in input order. Cheaper than calling
+/// [`pod_reachability`] per pod: the policies and pods are read once.
 pub fn cluster_reachability(cluster: &Cluster<'_>) -> Vec<PodReachability> {
     let ctx = Context::new(cluster);
-    cluster
-        .pods
-        .iter()
-        .map(|pod| PodReachability {
-            namespace: pod_namespace(pod).to_owned(),
-            name: pod.metadata.name().to_owned(),
-            ingress: ctx.reach(pod, Dir::Ingress),
-            egress: ctx.reach(pod, Dir::Egress),
-        })
-        .collect()
+    ctx.pods.iter().map(|view| ctx.pod_reachability(view)).collect()
 }
 
 /// Whether a connection from `from` to `to` on `protocol`/`port` is allowed, and by what.
@@ -356,13 +344,15 @@ pub fn check(
     port: u16,
 ) -> Verdict {
     let ctx = Context::new(cluster);
-    let egress = match from {
-        Endpoint::Pod(src) => ctx.decide(src, to, Dir::Egress, protocol, port),
-        Endpoint::Address(_) => open_decision(),
+    let from_end = ctx.end(from);
+    let to_end = ctx.end(to);
+    let egress = match &from_end {
+        End::Pod(src) => ctx.decide(src, &to_end, Dir::Egress, protocol, port),
+        End::Address(_) => open_decision(),
     };
-    let ingress = match to {
-        Endpoint::Pod(dst) => ctx.decide(dst, from, Dir::Ingress, protocol, port),
-        Endpoint::Address(_) => open_decision(),
+    let ingress = match &to_end {
+        End::Pod(dst) => ctx.decide(dst, &from_end, Dir::Ingress, protocol, port),
+        End::Address(_) => open_decision(),
     };
     Verdict {
         allowed: egress.allowed && ingress.allowed,
@@ -387,70 +377,156 @@ fn ns_of(meta: &crate::ObjectMeta) -> &str {
     }
 }
 
-fn pod_namespace(pod: &Pod) -> &str {
-    ns_of(&pod.metadata)
-}
-
-fn policy_key(np: &NetworkPolicy) -> String {
-    format!("{}/{}", ns_of(&np.metadata), np.metadata.name())
-}
-
-/// Whether the policy is in force for `dir` (explicit `policyTypes`, or the defaulted ones).
-fn policy_has_dir(np: &NetworkPolicy, dir: Dir) -> bool {
-    let Some(spec) = &np.spec else {
-        return dir == Dir::Ingress;
-    };
-    match dir {
-        Dir::Ingress => spec.affects_ingress(),
-        Dir::Egress => spec.affects_egress(),
-    }
-}
-
-/// One rule of a policy, direction-neutral.
-struct Rule<'p> {
-    ports: &'p [NetworkPolicyPort],
-    peers: &'p [NetworkPolicyPeer],
-}
-
-fn rules_of(np: &NetworkPolicy, dir: Dir) -> Vec<Rule<'_>> {
-    let Some(spec) = &np.spec else { return Vec::new() };
-    match dir {
-        Dir::Ingress => spec
-            .ingress
-            .iter()
-            .flatten()
-            .map(|r| Rule {
-                ports: r.ports.as_deref().unwrap_or(&[]),
-                peers: r.from.as_deref().unwrap_or(&[]),
-            })
-            .collect(),
-        Dir::Egress => spec
-            .egress
-            .iter()
-            .flatten()
-            .map(|r| Rule {
-                ports: r.ports.as_deref().unwrap_or(&[]),
-                peers: r.to.as_deref().unwrap_or(&[]),
-            })
-            .collect(),
-    }
-}
-
 fn empty_labels() -> &'static StringMap {
     static EMPTY: StringMap = StringMap::new();
     &EMPTY
 }
 
-fn pod_labels(pod: &Pod) -> &StringMap {
-    pod.metadata.labels.as_ref().unwrap_or(empty_labels())
+/// A pod read once: namespace, labels and parsed addresses.
+struct PodView<'a> {
+    pod: &'a Pod,
+    namespace: &'a str,
+    labels: &'a StringMap,
+    ips: Vec<cidr::GoIp>,
 }
 
-fn selector_or_all(sel: Option<&LabelSelector>, labels: &StringMap) -> bool {
-    sel.is_none_or(|s| s.matches(labels))
+impl<'a> PodView<'a> {
+    fn new(pod: &'a Pod) -> Self {
+        PodView {
+            pod,
+            namespace: ns_of(&pod.metadata),
+            labels: pod.metadata.labels.as_ref().unwrap_or(empty_labels()),
+            ips: pod.ips().into_iter().filter_map(cidr::parse_ip_sloppy).collect(),
+        }
+    }
 }
 
-fn pod_ips(pod: &Pod) -> Vec<cidr::GoIp> {
-    pod.ips().into_iter().filter_map(cidr::parse_ip_sloppy).collect()
+/// One end of a connection, read.
+enum End<'a> {
+    Pod(PodView<'a>),
+    Address(cidr::GoIp),
+}
+
+/// A parsed `ipBlock`: the CIDR and the excepts that parse, with the text for the output.
+struct Block<'p> {
+    text: &'p IpBlock,
+    net: Option<cidr::GoNet>,
+    except: Vec<cidr::GoNet>,
+}
+
+impl<'p> Block<'p> {
+    fn new(text: &'p IpBlock) -> Self {
+        Block {
+            text,
+            net: cidr::parse_cidr_sloppy(&text.cidr),
+            except: text
+                .except
+                .iter()
+                .flatten()
+                .filter_map(|e| cidr::parse_cidr_sloppy(e))
+                .collect(),
+        }
+    }
+
+    fn contains(&self, ip: &cidr::GoIp) -> bool {
+        self.net.as_ref().is_some_and(|n| n.contains(ip)) && !self.except.iter().any(|e| e.contains(ip))
+    }
+}
+
+/// One peer of a rule. With none of the three set it matches nothing (validation refuses it).
+struct Peer<'p> {
+    pods: Option<&'p LabelSelector>,
+    namespaces: Option<&'p LabelSelector>,
+    block: Option<Block<'p>>,
+}
+
+/// One rule of a policy, direction-neutral. No peers: every peer.
+struct Rule<'p> {
+    ports: &'p [NetworkPolicyPort],
+    peers: Vec<Peer<'p>>,
+}
+
+impl<'p> Rule<'p> {
+    fn new(ports: Option<&'p [NetworkPolicyPort]>, peers: Option<&'p [NetworkPolicyPeer]>) -> Self {
+        Rule {
+            ports: ports.unwrap_or(&[]),
+            peers: peers
+                .unwrap_or(&[])
+                .iter()
+                .map(|p| Peer {
+                    pods: p.pod_selector.as_ref(),
+                    namespaces: p.namespace_selector.as_ref(),
+                    block: p.ip_block.as_ref().map(Block::new),
+                })
+                .collect(),
+        }
+    }
+
+    /// The ports the rule allows at `dest` (the destination pod, when it is one).
+    fn ports_at(&self, dest: Option<&Pod>) -> PortSet {
+        if self.ports.is_empty() {
+            return PortSet::everything();
+        }
+        let mut set = PortSet::default();
+        for entry in self.ports {
+            port_entry_set(entry, dest, &mut set);
+        }
+        set
+    }
+}
+
+/// A policy read once. A direction the policy does not isolate has no rule list.
+struct Policy<'p> {
+    key: String,
+    namespace: &'p str,
+    selector: Option<&'p LabelSelector>,
+    ingress: Option<Vec<Rule<'p>>>,
+    egress: Option<Vec<Rule<'p>>>,
+}
+
+impl<'p> Policy<'p> {
+    fn new(np: &'p NetworkPolicy) -> Self {
+        let namespace = ns_of(&np.metadata);
+        let key = format!("{namespace}/{}", np.metadata.name());
+        let Some(spec) = &np.spec else {
+            // The empty spec: isolates every pod for ingress and allows nothing.
+            return Policy {
+                key,
+                namespace,
+                selector: None,
+                ingress: Some(Vec::new()),
+                egress: None,
+            };
+        };
+        let ingress = spec.affects_ingress().then(|| {
+            spec.ingress
+                .iter()
+                .flatten()
+                .map(|r| Rule::new(r.ports.as_deref(), r.from.as_deref()))
+                .collect()
+        });
+        let egress = spec.affects_egress().then(|| {
+            spec.egress
+                .iter()
+                .flatten()
+                .map(|r| Rule::new(r.ports.as_deref(), r.to.as_deref()))
+                .collect()
+        });
+        Policy {
+            key,
+            namespace,
+            selector: spec.pod_selector.as_ref(),
+            ingress,
+            egress,
+        }
+    }
+
+    fn rules(&self, dir: Dir) -> Option<&[Rule<'p>]> {
+        match dir {
+            Dir::Ingress => self.ingress.as_deref(),
+            Dir::Egress => self.egress.as_deref(),
+        }
+    }
 }
 
 /// The numbers a port entry stands for at `dest` (the destination pod, when it is one).
@@ -509,127 +585,105 @@ fn named_port_numbers(pod: &Pod, name: &str, protocol: Protocol) -> Vec<u16> {
         .collect()
 }
 
-/// The ports a rule allows at `dest`.
-fn rule_ports(rule: &Rule<'_>, dest: Option<&Pod>) -> PortSet {
-    if rule.ports.is_empty() {
-        return PortSet::everything();
-    }
-    let mut set = PortSet::default();
-    for entry in rule.ports {
-        port_entry_set(entry, dest, &mut set);
-    }
-    set
-}
-
-/// Parsed ipBlock: the CIDR and the excepts that parse.
-struct Block {
-    net: Option<cidr::GoNet>,
-    except: Vec<cidr::GoNet>,
-}
-
-impl Block {
-    fn new(cidr_text: &str, except: &[String]) -> Block {
-        Block {
-            net: cidr::parse_cidr_sloppy(cidr_text),
-            except: except.iter().filter_map(|e| cidr::parse_cidr_sloppy(e)).collect(),
-        }
-    }
-
-    fn contains(&self, ip: &cidr::GoIp) -> bool {
-        self.net.as_ref().is_some_and(|n| n.contains(ip)) && !self.except.iter().any(|e| e.contains(ip))
-    }
-}
-
+/// The cluster read once.
 struct Context<'a> {
-    cluster: &'a Cluster<'a>,
-    /// Labels of the listed namespaces, with the name label added.
-    ns_labels: Vec<(String, StringMap)>,
+    policies: Vec<Policy<'a>>,
+    pods: Vec<PodView<'a>>,
+    /// Labels of the listed namespaces and of every pod's namespace, name label included.
+    ns_labels: BTreeMap<&'a str, StringMap>,
 }
 
 impl<'a> Context<'a> {
-    fn new(cluster: &'a Cluster<'a>) -> Self {
-        let ns_labels = cluster
-            .namespaces
-            .iter()
-            .map(|ns| {
-                let mut labels = ns.labels.clone();
-                labels.insert(NAMESPACE_NAME_LABEL.to_owned(), ns.name.clone());
-                (ns.name.clone(), labels)
-            })
-            .collect();
-        Context { cluster, ns_labels }
+    fn new(cluster: &Cluster<'a>) -> Self {
+        let mut ns_labels: BTreeMap<&'a str, StringMap> = BTreeMap::new();
+        for ns in cluster.namespaces {
+            let mut labels = ns.labels.clone();
+            labels.insert(NAMESPACE_NAME_LABEL.to_owned(), ns.name.clone());
+            ns_labels.insert(ns.name.as_str(), labels);
+        }
+        let pods: Vec<PodView<'a>> = cluster.pods.iter().map(PodView::new).collect();
+        for view in &pods {
+            ns_labels
+                .entry(view.namespace)
+                .or_insert_with(|| name_only_labels(view.namespace));
+        }
+        Context {
+            policies: cluster.policies.iter().map(Policy::new).collect(),
+            pods,
+            ns_labels,
+        }
     }
 
-    fn namespace_labels(&self, name: &str) -> StringMap {
-        self.ns_labels
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, l)| l.clone())
-            .unwrap_or_else(|| [(NAMESPACE_NAME_LABEL.to_owned(), name.to_owned())].into())
+    fn view<'p>(&self, pod: &'p Pod) -> PodView<'p> {
+        PodView::new(pod)
+    }
+
+    fn end<'p>(&self, e: &Endpoint<'p>) -> End<'p> {
+        match e {
+            Endpoint::Pod(p) => End::Pod(PodView::new(p)),
+            Endpoint::Address(ip) => End::Address(cidr::GoIp::from_std(*ip)),
+        }
+    }
+
+    fn namespace_matches(&self, sel: &LabelSelector, ns: &str) -> bool {
+        match self.ns_labels.get(ns) {
+            Some(labels) => sel.matches(labels),
+            None => sel.matches(&name_only_labels(ns)),
+        }
     }
 
     /// The policies selecting `pod` for `dir`.
-    fn selecting(&self, pod: &Pod, dir: Dir) -> Vec<&'a NetworkPolicy> {
-        let ns = pod_namespace(pod);
-        let labels = pod_labels(pod);
-        self.cluster
-            .policies
+    fn selecting(&self, pod: &PodView<'_>, dir: Dir) -> Vec<&Policy<'a>> {
+        self.policies
             .iter()
-            .filter(|np| ns_of(&np.metadata) == ns)
-            .filter(|np| policy_has_dir(np, dir))
-            .filter(|np| {
-                let sel = np.spec.as_ref().and_then(|s| s.pod_selector.as_ref());
-                selector_or_all(sel, labels)
-            })
+            .filter(|p| p.namespace == pod.namespace && p.rules(dir).is_some())
+            .filter(|p| p.selector.is_none_or(|s| s.matches(pod.labels)))
             .collect()
     }
 
     /// Whether `peer` (of a policy in `policy_ns`) matches the pod `other`.
-    fn peer_matches_pod(&self, peer: &NetworkPolicyPeer, policy_ns: &str, other: &Pod) -> bool {
-        if let Some(block) = &peer.ip_block {
-            let b = Block::new(&block.cidr, block.except.as_deref().unwrap_or(&[]));
-            return pod_ips(other).iter().any(|ip| b.contains(ip));
+    fn peer_matches_pod(&self, peer: &Peer<'_>, policy_ns: &str, other: &PodView<'_>) -> bool {
+        if let Some(block) = &peer.block {
+            return other.ips.iter().any(|ip| block.contains(ip));
         }
-        if peer.pod_selector.is_none() && peer.namespace_selector.is_none() {
+        if peer.pods.is_none() && peer.namespaces.is_none() {
             return false;
         }
-        let other_ns = pod_namespace(other);
-        let ns_ok = match &peer.namespace_selector {
-            None => other_ns == policy_ns,
-            Some(sel) => sel.matches(&self.namespace_labels(other_ns)),
+        let ns_ok = match peer.namespaces {
+            None => other.namespace == policy_ns,
+            Some(sel) => self.namespace_matches(sel, other.namespace),
         };
-        ns_ok && selector_or_all(peer.pod_selector.as_ref(), pod_labels(other))
+        ns_ok && peer.pods.is_none_or(|s| s.matches(other.labels))
     }
 
-    fn rule_matches_pod(&self, rule: &Rule<'_>, policy_ns: &str, other: &Pod) -> bool {
+    fn rule_matches(&self, rule: &Rule<'_>, policy_ns: &str, other: &End<'_>) -> bool {
         rule.peers.is_empty()
-            || rule
-                .peers
-                .iter()
-                .any(|p| self.peer_matches_pod(p, policy_ns, other))
-    }
-
-    fn rule_matches_address(rule: &Rule<'_>, ip: &cidr::GoIp) -> bool {
-        rule.peers.is_empty()
-            || rule.peers.iter().any(|p| {
-                p.ip_block
-                    .as_ref()
-                    .is_some_and(|b| Block::new(&b.cidr, b.except.as_deref().unwrap_or(&[])).contains(ip))
+            || rule.peers.iter().any(|peer| match other {
+                End::Pod(p) => self.peer_matches_pod(peer, policy_ns, p),
+                End::Address(ip) => peer.block.as_ref().is_some_and(|b| b.contains(ip)),
             })
     }
 
-    fn reach(&self, pod: &Pod, dir: Dir) -> Reach {
+    fn pod_reachability(&self, pod: &PodView<'_>) -> PodReachability {
+        PodReachability {
+            namespace: pod.namespace.to_owned(),
+            name: pod.pod.metadata.name().to_owned(),
+            ingress: self.reach(pod, Dir::Ingress),
+            egress: self.reach(pod, Dir::Egress),
+        }
+    }
+
+    fn reach(&self, pod: &PodView<'_>, dir: Dir) -> Reach {
         let policies = self.selecting(pod, dir);
         if policies.is_empty() {
             return Reach {
                 policies: Vec::new(),
                 pods: self
-                    .cluster
                     .pods
                     .iter()
                     .map(|p| PodPorts {
-                        namespace: pod_namespace(p).to_owned(),
-                        name: p.metadata.name().to_owned(),
+                        namespace: p.namespace.to_owned(),
+                        name: p.pod.metadata.name().to_owned(),
                         ports: PortSet::everything(),
                     })
                     .collect(),
@@ -637,30 +691,34 @@ impl<'a> Context<'a> {
             };
         }
         let mut pods = Vec::new();
-        for other in self.cluster.pods {
-            let dest = if dir == Dir::Ingress { pod } else { other };
+        for other in &self.pods {
+            let dest = if dir == Dir::Ingress { pod.pod } else { other.pod };
             let mut ports = PortSet::default();
-            for np in &policies {
-                let ns = ns_of(&np.metadata);
-                for rule in rules_of(np, dir) {
-                    if self.rule_matches_pod(&rule, ns, other) {
-                        ports.union(&rule_ports(&rule, Some(dest)));
+            for policy in &policies {
+                for rule in policy.rules(dir).unwrap_or(&[]) {
+                    if rule.peers.is_empty()
+                        || rule
+                            .peers
+                            .iter()
+                            .any(|p| self.peer_matches_pod(p, policy.namespace, other))
+                    {
+                        ports.union(&rule.ports_at(Some(dest)));
                     }
                 }
             }
             if !ports.is_empty() {
                 pods.push(PodPorts {
-                    namespace: pod_namespace(other).to_owned(),
-                    name: other.metadata.name().to_owned(),
+                    namespace: other.namespace.to_owned(),
+                    name: other.pod.metadata.name().to_owned(),
                     ports,
                 });
             }
         }
+        let dest = if dir == Dir::Ingress { Some(pod.pod) } else { None };
         let mut blocks = Vec::new();
-        for np in &policies {
-            for rule in rules_of(np, dir) {
-                let dest = if dir == Dir::Ingress { Some(pod) } else { None };
-                let ports = rule_ports(&rule, dest);
+        for policy in &policies {
+            for rule in policy.rules(dir).unwrap_or(&[]) {
+                let ports = rule.ports_at(dest);
                 if ports.is_empty() {
                     continue;
                 }
@@ -668,53 +726,60 @@ impl<'a> Context<'a> {
                     blocks.extend(any_blocks(ports));
                     continue;
                 }
-                for b in rule.peers.iter().filter_map(|p| p.ip_block.as_ref()) {
+                for b in rule.peers.iter().filter_map(|p| p.block.as_ref()) {
                     blocks.push(BlockPorts {
-                        cidr: b.cidr.clone(),
-                        except: b.except.clone().unwrap_or_default(),
+                        cidr: b.text.cidr.clone(),
+                        except: b.text.except.clone().unwrap_or_default(),
                         ports: ports.clone(),
                     });
                 }
             }
         }
         Reach {
-            policies: policies.iter().map(|np| policy_key(np)).collect(),
+            policies: policies.iter().map(|p| p.key.clone()).collect(),
             pods,
             blocks,
         }
     }
 
     /// One direction of one connection: `pod` is the selected end, `other` the peer.
-    fn decide(&self, pod: &Pod, other: &Endpoint<'_>, dir: Dir, protocol: Protocol, port: u16) -> Decision {
+    fn decide(
+        &self,
+        pod: &PodView<'_>,
+        other: &End<'_>,
+        dir: Dir,
+        protocol: Protocol,
+        port: u16,
+    ) -> Decision {
         let policies = self.selecting(pod, dir);
         if policies.is_empty() {
             return open_decision();
         }
         let dest = match (dir, other) {
-            (Dir::Ingress, _) => Some(pod),
-            (Dir::Egress, Endpoint::Pod(p)) => Some(*p),
-            (Dir::Egress, Endpoint::Address(_)) => None,
+            (Dir::Ingress, _) => Some(pod.pod),
+            (Dir::Egress, End::Pod(p)) => Some(p.pod),
+            (Dir::Egress, End::Address(_)) => None,
         };
-        let mut allowed_by = Vec::new();
-        for np in &policies {
-            let ns = ns_of(&np.metadata);
-            let hit = rules_of(np, dir).iter().any(|rule| {
-                let peer_ok = match other {
-                    Endpoint::Pod(p) => self.rule_matches_pod(rule, ns, p),
-                    Endpoint::Address(ip) => Self::rule_matches_address(rule, &cidr::GoIp::from_std(*ip)),
-                };
-                peer_ok && rule_ports(rule, dest).contains(protocol, port)
-            });
-            if hit {
-                allowed_by.push(policy_key(np));
-            }
-        }
+        let allowed_by: Vec<String> = policies
+            .iter()
+            .filter(|policy| {
+                policy.rules(dir).unwrap_or(&[]).iter().any(|rule| {
+                    self.rule_matches(rule, policy.namespace, other)
+                        && rule.ports_at(dest).contains(protocol, port)
+                })
+            })
+            .map(|policy| policy.key.clone())
+            .collect();
         Decision {
             isolated: true,
             allowed: !allowed_by.is_empty(),
             allowed_by,
         }
     }
+}
+
+fn name_only_labels(ns: &str) -> StringMap {
+    [(NAMESPACE_NAME_LABEL.to_owned(), ns.to_owned())].into()
 }
 
 fn any_blocks(ports: PortSet) -> Vec<BlockPorts> {

@@ -417,12 +417,12 @@ const QUERIES: [(Protocol, u16); 6] = [
 const OUTSIDE: [&str; 3] = ["10.0.0.3", "192.0.2.1", "fd00::2"];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn reachability_agrees_with_naive_evaluation(
         policies in prop::collection::vec(policy(), 0..4),
-        pod_specs in prop::collection::vec(pod(), 1..5),
+        pod_specs in prop::collection::vec(pod(), 2..6),
         namespaces in namespaces(),
     ) {
         let policies: Vec<NetworkPolicy> = policies
@@ -530,7 +530,9 @@ fn allow_from_frontend_on_named_port() {
     let web = mk_pod("shop", "web", &[("app", "web")], "10.1.0.2");
     let other = mk_pod("shop", "batch", &[("app", "batch")], "10.1.0.3");
     let mon = mk_pod("monitoring", "prom", &[], "10.2.0.1");
-    let pods = [api.clone(), web.clone(), other.clone(), mon.clone()];
+    // Same labels as `web`, another namespace: a bare podSelector peer does not reach it.
+    let stranger = mk_pod("elsewhere", "web", &[("app", "web")], "10.3.0.1");
+    let pods = [api.clone(), web.clone(), other.clone(), mon.clone(), stranger];
     let namespaces = [Namespace {
         name: "monitoring".into(),
         labels: [("team".to_string(), "ops".to_string())].into(),
@@ -620,4 +622,70 @@ fn egress_ipblock_with_except_and_port_range() {
     assert_eq!(r.egress.blocks.len(), 1);
     assert_eq!(r.egress.blocks[0].except, ["192.168.1.0/24"]);
     assert!(r.egress.pods.is_empty());
+}
+
+#[test]
+fn egress_named_port_resolves_at_the_destination() {
+    let np = from_json(serde_json::json!({
+        "metadata": {"name": "to-http", "namespace": "shop"},
+        "spec": {
+            "podSelector": {"matchLabels": {"app": "client"}},
+            "policyTypes": ["Egress"],
+            "egress": [{"ports": [{"port": "http"}]}]
+        }
+    }));
+    let client = mk_pod("shop", "client", &[("app", "client")], "10.1.0.1");
+    let mut server = mk_pod("shop", "server", &[("app", "server")], "10.1.0.2");
+    if let Some(spec) = server.spec.as_mut() {
+        spec.containers = Some(vec![Container {
+            name: "c".into(),
+            ports: Some(vec![ContainerPort {
+                name: Some("http".into()),
+                container_port: 9090,
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }]);
+    }
+    let pods = [client.clone(), server.clone()];
+    let policies = [np];
+    let cluster = Cluster {
+        policies: &policies,
+        namespaces: &[],
+        pods: &pods,
+    };
+    let go = |port| {
+        reachability::check(
+            &cluster,
+            &Endpoint::Pod(&client),
+            &Endpoint::Pod(&server),
+            Protocol::Tcp,
+            port,
+        )
+        .allowed
+    };
+    assert!(go(9090));
+    assert!(!go(8080));
+    let r = reachability::pod_reachability(&cluster, &client);
+    let to_server = r.egress.pod("shop", "server").cloned().unwrap_or_default();
+    assert_eq!(
+        to_server.ranges,
+        [reachability::PortRange {
+            protocol: Protocol::Tcp,
+            first: 9090,
+            last: 9090
+        }]
+    );
+    // The client itself: its own "http" is 8080.
+    let to_self = r.egress.pod("shop", "client").cloned().unwrap_or_default();
+    assert!(to_self.contains(Protocol::Tcp, 8080) && !to_self.contains(Protocol::Tcp, 9090));
+    // Outside the cluster a named port matches nothing.
+    let out = reachability::check(
+        &cluster,
+        &Endpoint::Pod(&client),
+        &Endpoint::Address(IpAddr::from([192, 0, 2, 1])),
+        Protocol::Tcp,
+        8080,
+    );
+    assert!(!out.allowed && out.egress.isolated);
 }
