@@ -179,20 +179,32 @@ impl Path {
     /// `self.name`.
     pub fn child(&self, name: &str) -> Self {
         if self.0.is_empty() {
-            Path(name.to_owned())
-        } else {
-            Path(format!("{}.{name}", self.0))
+            return Path(name.to_owned());
         }
+        let mut p = String::with_capacity(self.0.len() + 1 + name.len());
+        p.push_str(&self.0);
+        p.push('.');
+        p.push_str(name);
+        Path(p)
     }
 
     /// `self[i]`.
     pub fn index(&self, i: usize) -> Self {
-        Path(format!("{}[{i}]", self.0))
+        use std::fmt::Write;
+        let mut p = String::with_capacity(self.0.len() + 6);
+        p.push_str(&self.0);
+        let _ = write!(p, "[{i}]");
+        Path(p)
     }
 
     /// `self[key]`.
     pub fn key(&self, key: &str) -> Self {
-        Path(format!("{}[{key}]", self.0))
+        let mut p = String::with_capacity(self.0.len() + 2 + key.len());
+        p.push_str(&self.0);
+        p.push('[');
+        p.push_str(key);
+        p.push(']');
+        Path(p)
     }
 
     /// The path as text.

@@ -163,10 +163,11 @@ pub fn is_dns1035_label(value: &str) -> Vec<String> {
 /// 63 characters (label keys, annotation keys, `appProtocol`, `loadBalancerClass`, finalizers).
 pub fn is_qualified_name(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
-    let parts: Vec<&str> = value.split('/').collect();
-    let name = match parts.as_slice() {
-        [name] => *name,
-        [prefix, name] => {
+    let mut parts = value.splitn(3, '/');
+    let parts = (parts.next(), parts.next(), parts.next());
+    let name = match parts {
+        (Some(name), None, _) => name,
+        (Some(prefix), Some(name), None) => {
             if prefix.is_empty() {
                 errs.push(format!("prefix part {}", empty_error()));
             } else {
@@ -174,7 +175,7 @@ pub fn is_qualified_name(value: &str) -> Vec<String> {
                     errs.push(format!("prefix part {m}"));
                 }
             }
-            *name
+            name
         }
         _ => {
             errs.push(format!(

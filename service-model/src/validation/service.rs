@@ -243,12 +243,13 @@ fn validate_service(svc: &Service) -> ErrorList {
     }
 
     let mut port_names = BTreeSet::new();
+    let ports_path = sp.child("ports");
     for (i, port) in ports.iter().enumerate() {
         errs.extend(validate_service_port(
             port,
             ports.len() > 1,
             &mut port_names,
-            &sp.child("ports").index(i),
+            &ports_path.index(i),
         ));
     }
 
@@ -298,7 +299,7 @@ fn validate_service(svc: &Service) -> ErrorList {
         for (i, port) in ports.iter().enumerate() {
             if port.node_port.unwrap_or(0) != 0 {
                 errs.push(FieldError::forbidden(
-                    &sp.child("ports").index(i).child("nodePort"),
+                    &ports_path.index(i).child("nodePort"),
                     "may not be used when `type` is 'ClusterIP'",
                 ));
             }
@@ -312,10 +313,7 @@ fn validate_service(svc: &Service) -> ErrorList {
             continue;
         }
         if !node_ports.insert((s(&port.protocol), np)) {
-            errs.push(FieldError::duplicate(
-                &sp.child("ports").index(i).child("nodePort"),
-                np,
-            ));
+            errs.push(FieldError::duplicate(&ports_path.index(i).child("nodePort"), np));
         }
     }
 
@@ -324,7 +322,7 @@ fn validate_service(svc: &Service) -> ErrorList {
         let proto = s(&port.protocol);
         if !seen_ports.insert((proto, port.port)) {
             errs.push(FieldError::duplicate(
-                &sp.child("ports").index(i),
+                &ports_path.index(i),
                 BadValue::Raw(format!(
                     "core.ServicePort{{Name:\"\", Protocol:{}, AppProtocol:(*string)(nil), Port:{}, TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, NodePort:0}}",
                     go_quote(proto),
