@@ -55,3 +55,31 @@ pub fn validate_object_status(obj: &Object, old: &Object) -> ErrorList {
         _ => validate_object(obj, Some(old)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dispatch_by_kind() {
+        let svc = Object::Service(Box::default());
+        let node = Object::Node(Box::default());
+        assert!(!validate_object(&svc, None).is_empty());
+        assert!(validate_object(&node, None).is_empty());
+        let e = validate_object(&svc, Some(&node));
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].type_, crate::field::ErrorType::Internal);
+        let cidr = Object::ServiceCidr(Box::default());
+        // A status update only checks metadata: the missing CIDRs are not reported.
+        let status = validate_object_status(&cidr, &cidr);
+        assert!(
+            status.iter().all(|e| e.field.starts_with("metadata")),
+            "{status:?}"
+        );
+        assert!(
+            validate_object(&cidr, None)
+                .iter()
+                .any(|e| e.field == "spec.cidrs")
+        );
+    }
+}
