@@ -475,6 +475,26 @@ pub fn is_valid_cidr(path: &Path, value: &str) -> ErrorList {
     }
 }
 
+/// The strict IP form IPAddress names require: the value must parse strictly (no leading
+/// zeros, no zone) and be written canonically (RFC 5952 for IPv6). One error at most.
+pub fn is_valid_canonical_ip(path: &Path, value: &str) -> ErrorList {
+    match value.parse::<IpAddr>() {
+        Err(_) => vec![FieldError::invalid(
+            path,
+            value,
+            format!("ParseAddr({}): not a valid IP address", go_quote(value)),
+        )],
+        Ok(ip) if ip.to_string() != value => {
+            vec![FieldError::invalid(
+                path,
+                value,
+                "must be a canonical format IP address",
+            )]
+        }
+        Ok(_) => Vec::new(),
+    }
+}
+
 /// The strict CIDR form ServiceCIDR requires: it must parse strictly (prefix length present,
 /// no leading zeros, no IPv4-mapped form), have no bits set beyond the prefix, and be written
 /// canonically (RFC 5952 for IPv6). A parse failure is one error; otherwise host bits and
@@ -768,6 +788,17 @@ mod tests {
         assert_eq!(is_valid_canonical_cidr(&p, "FD00:1234::/64").len(), 1);
         assert_eq!(is_valid_canonical_cidr(&p, "192.168.0.1").len(), 1);
         assert_eq!(is_valid_canonical_cidr(&p, "10.0.0.0/08").len(), 1);
+    }
+
+    #[test]
+    fn canonical_ips() {
+        let p = Path::new("ip");
+        assert!(is_valid_canonical_ip(&p, "10.0.0.1").is_empty());
+        assert!(is_valid_canonical_ip(&p, "2001:db8::1").is_empty());
+        assert_eq!(is_valid_canonical_ip(&p, "2001:DB8::1").len(), 1);
+        assert_eq!(is_valid_canonical_ip(&p, "2001:db8:0::1").len(), 1);
+        assert_eq!(is_valid_canonical_ip(&p, "010.0.0.1").len(), 1);
+        assert_eq!(is_valid_canonical_ip(&p, "10.0.0.0/8").len(), 1);
     }
 
     #[test]

@@ -74,11 +74,10 @@ pub fn validate_service_cidr_status_update(new: &ServiceCidr, old: &ServiceCidr)
 /// `ValidateIPAddressName`: the name must be an IP address in canonical form (no prefix:
 /// IPAddress names are never generated).
 fn ip_address_name(name: &str, _prefix: bool) -> Vec<String> {
-    match name.parse::<std::net::IpAddr>() {
-        Err(_) => vec![format!("ParseAddr({}): not a valid IP address", go_quote(name))],
-        Ok(ip) if ip.to_string() != name => vec!["must be a canonical format IP address".to_owned()],
-        Ok(_) => Vec::new(),
-    }
+    names::is_valid_canonical_ip(&Path::default(), name)
+        .into_iter()
+        .map(|e| e.detail)
+        .collect()
 }
 
 /// `ValidateIPAddress`: the name is an IP address; `spec.parentRef` is required with a valid
