@@ -958,6 +958,85 @@ mod tests {
     }
 
     #[test]
+    fn quirks() {
+        // Source ranges: capital-L path; padded entries are trimmed; the annotation is forbidden
+        // (even empty) off a LoadBalancer and a blank one is fine on a LoadBalancer.
+        let lb = |f: &dyn Fn(&mut ServiceSpec)| {
+            with(|s| {
+                s.type_ = Some("LoadBalancer".into());
+                s.allocate_load_balancer_node_ports = Some(false);
+                s.external_traffic_policy = Some("Cluster".into());
+                f(s);
+            })
+        };
+        let e = validate_service_create(&lb(&|s| {
+            s.load_balancer_source_ranges = Some(vec![" 10.0.0.0/8 ".into(), "".into()]);
+        }));
+        assert_eq!(fields(&e).get("spec.LoadBalancerSourceRanges[1]"), Some(&1));
+        assert_eq!(e.len(), 1);
+        let mut svc = base();
+        svc.metadata.annotations = Some([(ANNOTATION_LB_SOURCE_RANGES.to_string(), String::new())].into());
+        let e = validate_service_create(&svc);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].type_, crate::field::ErrorType::Forbidden);
+        let mut svc = lb(&|_| {});
+        svc.metadata.annotations = Some([(ANNOTATION_LB_SOURCE_RANGES.to_string(), "  ".to_string())].into());
+        assert_eq!(validate_service_create(&svc), vec![]);
+
+        // Family changes are all reported at ipFamilies[0], one per differing index.
+        let dual = |fams: [&str; 2], ips: [&str; 2]| {
+            with(|s| {
+                s.cluster_ip = Some(ips[0].into());
+                s.cluster_ips = Some(ips.iter().map(|x| x.to_string()).collect());
+                s.ip_families = Some(fams.iter().map(|x| x.to_string()).collect());
+            })
+        };
+        let old = dual(["IPv4", "IPv6"], ["10.0.0.1", "2001::1"]);
+        let new = dual(["IPv6", "IPv4"], ["10.0.0.1", "2001::1"]);
+        let e = validate_service_update(&new, &old);
+        assert_eq!(fields(&e).get("spec.ipFamilies[0]"), Some(&2), "{e:?}");
+
+        // ExternalName may keep ports; nodePort 1 and port 10250 are accepted; mixed
+        // protocols on a LoadBalancer are fine.
+        let e = validate_service_create(&with(|s| {
+            s.type_ = Some("ExternalName".into());
+            s.external_name = Some("db.example.com".into());
+            s.internal_traffic_policy = None;
+        }));
+        assert_eq!(e, vec![]);
+        let e = validate_service_create(&lb(&|s| {
+            s.ports = Some(vec![
+                ServicePort {
+                    name: Some("a".into()),
+                    protocol: Some("TCP".into()),
+                    port: 10250,
+                    target_port: Some(IntOrString::Int(10250)),
+                    node_port: Some(1),
+                    ..Default::default()
+                },
+                ServicePort {
+                    name: Some("b".into()),
+                    protocol: Some("UDP".into()),
+                    port: 10250,
+                    target_port: Some(IntOrString::Int(10250)),
+                    node_port: Some(1),
+                    ..Default::default()
+                },
+            ]);
+        }));
+        assert_eq!(e, vec![]);
+
+        // clusterIP None alone (without clusterIPs) is not headless: ports are still required.
+        let e = validate_service_create(&with(|s| {
+            s.ports = None;
+            s.cluster_ip = Some("None".into());
+        }));
+        let f = fields(&e);
+        assert_eq!(f.get("spec.ports"), Some(&1));
+        assert_eq!(f.get("spec.clusterIPs"), Some(&1));
+    }
+
+    #[test]
     fn status_rules() {
         let mut new = with(|s| {
             s.type_ = Some("LoadBalancer".into());
