@@ -38,10 +38,10 @@ pub fn check_validate(case: &Value, dir: &std::path::Path) -> Result<(), String>
     if Some(valid) != exp["valid"].as_bool() {
         return Err(format!("valid={valid}, want {}; got {causes:?}", exp["valid"]));
     }
-    if let Some(n) = exp.get("error_count").and_then(Value::as_u64) {
-        if causes.len() as u64 != n {
-            return Err(format!("{} errors, want {n}: {causes:?}", causes.len()));
-        }
+    if let Some(n) = exp.get("error_count").and_then(Value::as_u64)
+        && causes.len() as u64 != n
+    {
+        return Err(format!("{} errors, want {n}: {causes:?}", causes.len()));
     }
     for e in exp["errors"].as_array().into_iter().flatten() {
         let want = (

@@ -91,12 +91,43 @@ impl fmt::Display for BadValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BadValue::Null => f.write_str("null"),
-            BadValue::Str(s) => write!(f, "{s:?}"),
+            BadValue::Str(s) => f.write_str(&go_quote(s)),
             BadValue::Int(i) => write!(f, "{i}"),
             BadValue::Bool(b) => write!(f, "{b}"),
             BadValue::Raw(s) => f.write_str(s),
         }
     }
+}
+
+/// Quotes a string as Go's `strconv.Quote` (and so `%q`) does: `"` and `\\` escaped, the usual
+/// C escapes for control characters, `\xNN` for other ASCII controls and `\uNNNN` for other
+/// non-printable characters.
+pub fn go_quote(s: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 impl From<&str> for BadValue {
@@ -148,20 +179,32 @@ impl Path {
     /// `self.name`.
     pub fn child(&self, name: &str) -> Self {
         if self.0.is_empty() {
-            Path(name.to_owned())
-        } else {
-            Path(format!("{}.{name}", self.0))
+            return Path(name.to_owned());
         }
+        let mut p = String::with_capacity(self.0.len() + 1 + name.len());
+        p.push_str(&self.0);
+        p.push('.');
+        p.push_str(name);
+        Path(p)
     }
 
     /// `self[i]`.
     pub fn index(&self, i: usize) -> Self {
-        Path(format!("{}[{i}]", self.0))
+        use std::fmt::Write;
+        let mut p = String::with_capacity(self.0.len() + 6);
+        p.push_str(&self.0);
+        let _ = write!(p, "[{i}]");
+        Path(p)
     }
 
     /// `self[key]`.
     pub fn key(&self, key: &str) -> Self {
-        Path(format!("{}[{key}]", self.0))
+        let mut p = String::with_capacity(self.0.len() + 2 + key.len());
+        p.push_str(&self.0);
+        p.push('[');
+        p.push_str(key);
+        p.push(']');
+        Path(p)
     }
 
     /// The path as text.
@@ -224,7 +267,7 @@ impl FieldError {
         let detail = if supported.is_empty() {
             String::new()
         } else {
-            let quoted: Vec<String> = supported.iter().map(|s| format!("{:?}", s.as_ref())).collect();
+            let quoted: Vec<String> = supported.iter().map(|s| go_quote(s.as_ref())).collect();
             format!("supported values: {}", quoted.join(", "))
         };
         Self::new(ErrorType::NotSupported, path, value.into(), detail)
@@ -237,11 +280,12 @@ impl FieldError {
 
     /// `field.TooLong` with the maximum length in bytes.
     pub fn too_long(path: &Path, value: impl Into<BadValue>, max: usize) -> Self {
+        let unit = if max == 1 { "byte" } else { "bytes" };
         Self::new(
             ErrorType::TooLong,
             path,
             value.into(),
-            format!("may not be more than {max} bytes"),
+            format!("may not be more than {max} {unit}"),
         )
     }
 
@@ -253,6 +297,11 @@ impl FieldError {
             BadValue::from(actual),
             format!("must have at most {max} items"),
         )
+    }
+
+    /// `field.TypeInvalid`.
+    pub fn type_invalid(path: &Path, value: impl Into<BadValue>, detail: impl Into<String>) -> Self {
+        Self::new(ErrorType::TypeInvalid, path, value.into(), detail)
     }
 
     /// `field.InternalError`.
@@ -287,3 +336,47 @@ impl std::error::Error for FieldError {}
 
 /// A list of field errors; empty means valid.
 pub type ErrorList = Vec<FieldError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_like_go() {
+        assert_eq!(go_quote("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(go_quote("\n\t\u{1}\u{7f}\u{85}é"), "\"\\n\\t\\x01\\x7f\\u0085é\"");
+    }
+
+    #[test]
+    fn messages() {
+        let p = Path::new("spec").child("type");
+        assert_eq!(
+            FieldError::not_supported(&p, "X", &["ClusterIP", "NodePort"]).to_string(),
+            "spec.type: Unsupported value: \"X\": supported values: \"ClusterIP\", \"NodePort\""
+        );
+        assert_eq!(
+            FieldError::required(&p, "").to_string(),
+            "spec.type: Required value"
+        );
+        assert_eq!(
+            FieldError::forbidden(&p, "nope").to_string(),
+            "spec.type: Forbidden: nope"
+        );
+        assert_eq!(
+            FieldError::too_many(&p, 3, 2).to_string(),
+            "spec.type: Too many: 3: must have at most 2 items"
+        );
+        assert_eq!(
+            FieldError::duplicate(&p, 5).to_string(),
+            "spec.type: Duplicate value: 5"
+        );
+        assert_eq!(
+            FieldError::too_long(&p, "", 1).to_string(),
+            "spec.type: Too long: may not be more than 1 byte"
+        );
+        assert_eq!(
+            FieldError::internal(&p.key("k"), "boom").to_string(),
+            "spec.type[k]: Internal error: boom"
+        );
+    }
+}

@@ -39,22 +39,23 @@ impl LabelSelector {
             && self.match_expressions.as_ref().is_none_or(|e| e.is_empty())
     }
 
-    /// Whether `labels` satisfy every requirement. An unknown operator matches nothing,
-    /// as Kubernetes refuses to convert such a selector.
+    /// Whether `labels` satisfy every requirement. A requirement Kubernetes refuses to convert
+    /// into a selector (an unknown operator, `In`/`NotIn` without values, `Exists`/`DoesNotExist`
+    /// with values) matches nothing.
     pub fn matches(&self, labels: &StringMap) -> bool {
-        if let Some(ml) = &self.match_labels {
-            if ml.iter().any(|(k, v)| labels.get(k) != Some(v)) {
-                return false;
-            }
+        if let Some(ml) = &self.match_labels
+            && ml.iter().any(|(k, v)| labels.get(k) != Some(v))
+        {
+            return false;
         }
         for req in self.match_expressions.iter().flatten() {
             let values = req.values.as_deref().unwrap_or(&[]);
             let got = labels.get(&req.key);
             let ok = match req.operator.as_str() {
                 "In" => got.is_some_and(|v| values.contains(v)),
-                "NotIn" => got.is_none_or(|v| !values.contains(v)),
-                "Exists" => got.is_some(),
-                "DoesNotExist" => got.is_none(),
+                "NotIn" => !values.is_empty() && got.is_none_or(|v| !values.contains(v)),
+                "Exists" => values.is_empty() && got.is_some(),
+                "DoesNotExist" => values.is_empty() && got.is_none(),
                 _ => false,
             };
             if !ok {
@@ -88,5 +89,25 @@ mod tests {
         assert!(sel.matches(&labels(&[("app", "web")])));
         assert!(!sel.matches(&labels(&[("app", "web"), ("tier", "db")])));
         assert!(!sel.matches(&labels(&[("app", "api")])));
+    }
+
+    #[test]
+    fn unconvertible_requirements_match_nothing() {
+        let req = |op: &str, values: Option<Vec<String>>| LabelSelector {
+            match_labels: None,
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: "k".into(),
+                operator: op.into(),
+                values,
+            }]),
+        };
+        let l = labels(&[("k", "v")]);
+        assert!(!req("NotIn", None).matches(&labels(&[])));
+        assert!(!req("In", Some(vec![])).matches(&l));
+        assert!(!req("Exists", Some(vec!["v".into()])).matches(&l));
+        assert!(!req("in", Some(vec!["v".into()])).matches(&l));
+        assert!(req("Exists", None).matches(&l));
+        assert!(req("DoesNotExist", Some(vec![])).matches(&labels(&[])));
+        assert!(req("NotIn", Some(vec!["x".into()])).matches(&l));
     }
 }

@@ -113,3 +113,30 @@ pub struct NetworkPolicyPort {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_port: Option<i32>,
 }
+
+impl NetworkPolicySpec {
+    /// The policy types in force: `policyTypes` when non-empty, else what defaulting derives
+    /// (`Ingress`, plus `Egress` when there is at least one egress rule).
+    pub fn effective_policy_types(&self) -> Vec<&str> {
+        match &self.policy_types {
+            Some(types) if !types.is_empty() => types.iter().map(String::as_str).collect(),
+            _ => {
+                let mut types = vec![policy_type::INGRESS];
+                if self.egress.as_ref().is_some_and(|e| !e.is_empty()) {
+                    types.push(policy_type::EGRESS);
+                }
+                types
+            }
+        }
+    }
+
+    /// True when the policy isolates its pods for incoming traffic.
+    pub fn affects_ingress(&self) -> bool {
+        self.effective_policy_types().contains(&policy_type::INGRESS)
+    }
+
+    /// True when the policy isolates its pods for outgoing traffic.
+    pub fn affects_egress(&self) -> bool {
+        self.effective_policy_types().contains(&policy_type::EGRESS)
+    }
+}

@@ -16,9 +16,13 @@ pub struct Args {
     /// Validate an update from the object(s) in OLD (same kind; matched by kind, namespace and name).
     #[arg(long, value_name = "OLD")]
     pub old: Option<String>,
-    /// Skip the API server's defaulting.
+    /// Skip the API server's defaulting (and its clusterIP/clusterIPs normalisation).
     #[arg(long)]
     pub no_defaults: bool,
+    /// With --old: validate a status update (Service `status.loadBalancer`) instead of a spec
+    /// update.
+    #[arg(long, requires = "old")]
+    pub status: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub output: Format,
@@ -58,7 +62,20 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             Some(Some(o)) => Some(o),
             None => None,
         };
-        let errors = validation::validate_object(&l.object, old);
+        let mut obj = l.object.clone();
+        if !args.no_defaults
+            && let Object::Service(svc) = &mut obj
+        {
+            let old_svc = match old {
+                Some(Object::Service(o)) => Some(o.as_ref()),
+                _ => None,
+            };
+            defaults::normalize_cluster_ips(svc, old_svc);
+        }
+        let errors = match old {
+            Some(o) if args.status => validation::validate_object_status(&obj, o),
+            _ => validation::validate_object(&obj, old),
+        };
         all_valid &= errors.is_empty();
         match args.output {
             Format::Json => print_json(&status(&l.object, &errors))?,
@@ -79,12 +96,15 @@ fn find_old<'a>(obj: &Object, olds: &'a [Located]) -> Option<&'a Object> {
         .filter(|o| o.kind() == obj.kind())
         .collect();
     let m = obj.metadata();
-    same_kind
+    let by_name = same_kind
         .iter()
         .find(|o| o.metadata().name() == m.name() && o.metadata().namespace() == m.namespace())
-        .copied()
-        .or_else(|| (same_kind.len() == 1).then(|| same_kind[0]))
-        .or_else(|| (olds.len() == 1).then(|| &olds[0].object))
+        .copied();
+    match (by_name, same_kind.as_slice()) {
+        (Some(o), _) => Some(o),
+        (None, [only]) => Some(*only),
+        _ => None,
+    }
 }
 
 fn group_of(obj: &Object) -> &'static str {

@@ -1,10 +1,12 @@
 //! Defaulting as the API server applies it on decode, before validation.
 
+mod endpointslice;
 mod networkpolicy;
 mod service;
 
+pub use endpointslice::default_endpoint_slice;
 pub use networkpolicy::default_network_policy;
-pub use service::default_service;
+pub use service::{DEFAULT_CLIENT_IP_SERVICE_AFFINITY_SECONDS, default_service, normalize_cluster_ips};
 
 use crate::Object;
 
@@ -12,6 +14,7 @@ use crate::Object;
 pub fn default_object(obj: &mut Object) {
     match obj {
         Object::Service(s) => default_service(s),
+        Object::EndpointSlice(s) => default_endpoint_slice(s),
         Object::NetworkPolicy(p) => default_network_policy(p),
         _ => {}
     }

@@ -4,6 +4,7 @@
 //! paths, error types and messages.
 
 mod endpointslice;
+pub(crate) mod meta;
 pub mod names;
 mod networkpolicy;
 mod service;
@@ -12,7 +13,10 @@ mod servicecidr;
 pub use endpointslice::{validate_endpoint_slice_create, validate_endpoint_slice_update};
 pub use networkpolicy::{validate_network_policy_create, validate_network_policy_update};
 pub use service::{validate_service_create, validate_service_status_update, validate_service_update};
-pub use servicecidr::{validate_ip_address, validate_service_cidr_create, validate_service_cidr_update};
+pub use servicecidr::{
+    validate_ip_address, validate_ip_address_update, validate_service_cidr_create,
+    validate_service_cidr_status_update, validate_service_cidr_update,
+};
 
 use crate::Object;
 use crate::field::{ErrorList, FieldError, Path};
@@ -29,7 +33,8 @@ pub fn validate_object(obj: &Object, old: Option<&Object>) -> ErrorList {
         (Object::EndpointSlice(s), Some(Object::EndpointSlice(o))) => validate_endpoint_slice_update(s, o),
         (Object::ServiceCidr(s), None) => validate_service_cidr_create(s),
         (Object::ServiceCidr(s), Some(Object::ServiceCidr(o))) => validate_service_cidr_update(s, o),
-        (Object::IpAddress(s), _) => validate_ip_address(s),
+        (Object::IpAddress(s), None) => validate_ip_address(s),
+        (Object::IpAddress(s), Some(Object::IpAddress(o))) => validate_ip_address_update(s, o),
         (Object::NetworkPolicy(s), None) => validate_network_policy_create(s),
         (Object::NetworkPolicy(s), Some(Object::NetworkPolicy(o))) => validate_network_policy_update(s, o),
         (o, Some(old)) if o.kind() != old.kind() => vec![FieldError::internal(
@@ -37,5 +42,44 @@ pub fn validate_object(obj: &Object, old: Option<&Object>) -> ErrorList {
             format!("cannot validate an update of a {} to a {}", old.kind(), o.kind()),
         )],
         _ => Vec::new(),
+    }
+}
+
+/// Validates `obj` as a status update of `old` (`ValidateServiceStatusUpdate`,
+/// `ValidateServiceCIDRStatusUpdate`); kinds without a status rule set are validated as a
+/// plain update.
+pub fn validate_object_status(obj: &Object, old: &Object) -> ErrorList {
+    match (obj, old) {
+        (Object::Service(s), Object::Service(o)) => validate_service_status_update(s, o),
+        (Object::ServiceCidr(s), Object::ServiceCidr(o)) => validate_service_cidr_status_update(s, o),
+        _ => validate_object(obj, Some(old)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dispatch_by_kind() {
+        let svc = Object::Service(Box::default());
+        let node = Object::Node(Box::default());
+        assert!(!validate_object(&svc, None).is_empty());
+        assert!(validate_object(&node, None).is_empty());
+        let e = validate_object(&svc, Some(&node));
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].type_, crate::field::ErrorType::Internal);
+        let cidr = Object::ServiceCidr(Box::default());
+        // A status update only checks metadata: the missing CIDRs are not reported.
+        let status = validate_object_status(&cidr, &cidr);
+        assert!(
+            status.iter().all(|e| e.field.starts_with("metadata")),
+            "{status:?}"
+        );
+        assert!(
+            validate_object(&cidr, None)
+                .iter()
+                .any(|e| e.field == "spec.cidrs")
+        );
     }
 }

@@ -1,1 +1,828 @@
-//! The name and value syntaxes of `k8s.io/apimachinery/pkg/util/validation`.
+//! The name and value syntaxes of `k8s.io/apimachinery/pkg/util/validation`, with the API
+//! server's exact messages.
+//!
+//! The string checks (`is_dns1123_label`, `is_qualified_name`, ...) return one message per
+//! problem found (an empty list means valid); a caller turns each message into one
+//! `FieldValueInvalid` at its own path, as Kubernetes does. The address checks
+//! (`is_valid_ip`, `is_valid_cidr`, ...) take the path and return field errors directly.
+//!
+//! ```
+//! use svcnet_model::validation::names;
+//! assert!(names::is_dns1123_label("my-name").is_empty());
+//! assert_eq!(names::is_valid_port_num(0), vec!["must be between 1 and 65535, inclusive"]);
+//! ```
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use crate::field::{ErrorList, FieldError, Path, go_quote};
+
+/// Maximum length of a DNS-1123 label (`DNS1123LabelMaxLength`).
+pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
+/// Maximum length of a DNS-1123 subdomain (`DNS1123SubdomainMaxLength`).
+pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
+/// Maximum length of a DNS-1035 label (`DNS1035LabelMaxLength`).
+pub const DNS1035_LABEL_MAX_LENGTH: usize = 63;
+/// Maximum length of a label value and of a qualified name's name part.
+pub const LABEL_VALUE_MAX_LENGTH: usize = 63;
+
+const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const DNS1123_LABEL_ERR: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+const DNS1123_SUBDOMAIN_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_ERR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
+const DNS1035_LABEL_ERR: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+const QUALIFIED_NAME_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const QUALIFIED_NAME_ERR: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+const LABEL_VALUE_ERR: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+
+/// `MaxLenError`: "must be no more than N characters".
+pub fn max_len_error(length: usize) -> String {
+    format!("must be no more than {length} characters")
+}
+
+/// `RegexError`: a message naming the pattern and, when given, examples.
+pub fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
+    if examples.is_empty() {
+        return format!("{msg} (regex used for validation is '{fmt}')");
+    }
+    let mut s = format!("{msg} (e.g. ");
+    for (i, e) in examples.iter().enumerate() {
+        if i > 0 {
+            s.push_str(" or ");
+        }
+        s.push('\'');
+        s.push_str(e);
+        s.push_str("', ");
+    }
+    s.push_str("regex used for validation is '");
+    s.push_str(fmt);
+    s.push_str("')");
+    s
+}
+
+/// `EmptyError`: "must be non-empty".
+pub fn empty_error() -> &'static str {
+    "must be non-empty"
+}
+
+/// `InclusiveRangeError`: "must be between LO and HI, inclusive".
+pub fn inclusive_range_error(lo: i64, hi: i64) -> String {
+    format!("must be between {lo} and {hi}, inclusive")
+}
+
+fn is_lower_alnum(b: u8) -> bool {
+    b.is_ascii_lowercase() || b.is_ascii_digit()
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?` with `first` replacing the first class.
+fn matches_label(s: &[u8], first: fn(u8) -> bool) -> bool {
+    match (s.first(), s.last()) {
+        (Some(&f), Some(&l)) => {
+            first(f) && is_lower_alnum(l) && s.iter().all(|&b| is_lower_alnum(b) || b == b'-')
+        }
+        _ => false,
+    }
+}
+
+fn matches_dns1123_label(s: &str) -> bool {
+    matches_label(s.as_bytes(), is_lower_alnum)
+}
+
+fn matches_dns1123_subdomain(s: &str) -> bool {
+    s.split('.').all(matches_dns1123_label)
+}
+
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`.
+fn matches_qualified_name_part(s: &str) -> bool {
+    let b = s.as_bytes();
+    match (b.first(), b.last()) {
+        (Some(f), Some(l)) => {
+            f.is_ascii_alphanumeric()
+                && l.is_ascii_alphanumeric()
+                && b.iter()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+        }
+        _ => false,
+    }
+}
+
+/// `IsDNS1123Label`: a lowercase RFC 1123 label of at most 63 characters.
+pub fn is_dns1123_label(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_LABEL_MAX_LENGTH {
+        errs.push(max_len_error(DNS1123_LABEL_MAX_LENGTH));
+    }
+    if !matches_dns1123_label(value) {
+        if matches_dns1123_subdomain(value) {
+            errs.push("must not contain dots".to_owned());
+        } else {
+            errs.push(regex_error(
+                DNS1123_LABEL_ERR,
+                DNS1123_LABEL_FMT,
+                &["my-name", "123-abc"],
+            ));
+        }
+    }
+    errs
+}
+
+/// `IsDNS1123Subdomain`: dot-separated RFC 1123 labels, at most 253 characters in all.
+pub fn is_dns1123_subdomain(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1123_SUBDOMAIN_MAX_LENGTH {
+        errs.push(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH));
+    }
+    if !matches_dns1123_subdomain(value) {
+        errs.push(regex_error(
+            DNS1123_SUBDOMAIN_ERR,
+            DNS1123_SUBDOMAIN_FMT,
+            &["example.com"],
+        ));
+    }
+    errs
+}
+
+/// `IsDNS1035Label`: like a DNS-1123 label but starting with a letter.
+pub fn is_dns1035_label(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS1035_LABEL_MAX_LENGTH {
+        errs.push(max_len_error(DNS1035_LABEL_MAX_LENGTH));
+    }
+    if !matches_label(value.as_bytes(), |b| b.is_ascii_lowercase()) {
+        errs.push(regex_error(
+            DNS1035_LABEL_ERR,
+            DNS1035_LABEL_FMT,
+            &["my-name", "abc-123"],
+        ));
+    }
+    errs
+}
+
+/// `IsQualifiedName`: an optional DNS-subdomain prefix and `/`, then a name part of at most
+/// 63 characters (label keys, annotation keys, `appProtocol`, `loadBalancerClass`, finalizers).
+pub fn is_qualified_name(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    let mut parts = value.splitn(3, '/');
+    let parts = (parts.next(), parts.next(), parts.next());
+    let name = match parts {
+        (Some(name), None, _) => name,
+        (Some(prefix), Some(name), None) => {
+            if prefix.is_empty() {
+                errs.push(format!("prefix part {}", empty_error()));
+            } else {
+                for m in is_dns1123_subdomain(prefix) {
+                    errs.push(format!("prefix part {m}"));
+                }
+            }
+            name
+        }
+        _ => {
+            errs.push(format!(
+                "a qualified name {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                regex_error(
+                    QUALIFIED_NAME_ERR,
+                    QUALIFIED_NAME_FMT,
+                    &["MyName", "my.name", "123-abc"]
+                )
+            ));
+            return errs;
+        }
+    };
+    if name.is_empty() {
+        errs.push(format!("name part {}", empty_error()));
+    } else if name.len() > LABEL_VALUE_MAX_LENGTH {
+        errs.push(format!("name part {}", max_len_error(LABEL_VALUE_MAX_LENGTH)));
+    }
+    if !matches_qualified_name_part(name) {
+        errs.push(format!(
+            "name part {}",
+            regex_error(
+                QUALIFIED_NAME_ERR,
+                QUALIFIED_NAME_FMT,
+                &["MyName", "my.name", "123-abc"]
+            )
+        ));
+    }
+    errs
+}
+
+/// `IsValidLabelValue`: empty, or a qualified name's name part; at most 63 characters.
+pub fn is_valid_label_value(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > LABEL_VALUE_MAX_LENGTH {
+        errs.push(max_len_error(LABEL_VALUE_MAX_LENGTH));
+    }
+    if !value.is_empty() && !matches_qualified_name_part(value) {
+        errs.push(regex_error(
+            LABEL_VALUE_ERR,
+            LABEL_VALUE_FMT,
+            &["MyValue", "my_value", "12345"],
+        ));
+    }
+    errs
+}
+
+/// `IsValidPortName`: an IANA_SVC_NAME (1-15 of `[-a-z0-9]`, at least one letter, no leading,
+/// trailing or doubled `-`).
+pub fn is_valid_port_name(port: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    let b = port.as_bytes();
+    if b.len() > 15 {
+        errs.push(max_len_error(15));
+    }
+    if b.is_empty() || !b.iter().all(|&c| is_lower_alnum(c) || c == b'-') {
+        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_owned());
+    }
+    if !b.iter().any(u8::is_ascii_lowercase) {
+        errs.push("must contain at least one letter (a-z)".to_owned());
+    }
+    if port.contains("--") {
+        errs.push("must not contain consecutive hyphens".to_owned());
+    }
+    if b.first() == Some(&b'-') || b.last() == Some(&b'-') {
+        errs.push("must not begin or end with a hyphen".to_owned());
+    }
+    errs
+}
+
+/// `IsValidPortNum`: 1..=65535.
+pub fn is_valid_port_num(port: i64) -> Vec<String> {
+    if (1..=65535).contains(&port) {
+        Vec::new()
+    } else {
+        vec![inclusive_range_error(1, 65535)]
+    }
+}
+
+/// `IsInRange`: `lo..=hi`.
+pub fn is_in_range(value: i64, lo: i64, hi: i64) -> Vec<String> {
+    if (lo..=hi).contains(&value) {
+        Vec::new()
+    } else {
+        vec![inclusive_range_error(lo, hi)]
+    }
+}
+
+/// `IsFullyQualifiedDomainName`: one optional trailing `.`, then a DNS-1123 subdomain of at
+/// least two labels. Stops at the first problem.
+pub fn is_fully_qualified_domain_name(path: &Path, name: &str) -> ErrorList {
+    if name.is_empty() {
+        return vec![FieldError::required(path, "")];
+    }
+    let name = name.strip_suffix('.').unwrap_or(name);
+    let errs = is_dns1123_subdomain(name);
+    if !errs.is_empty() {
+        return vec![FieldError::invalid(path, name, errs.join(","))];
+    }
+    if name.split('.').count() < 2 {
+        return vec![FieldError::invalid(
+            path,
+            name,
+            "should be a domain with at least two segments separated by dots",
+        )];
+    }
+    for label in name.split('.') {
+        let errs = is_dns1123_label(label);
+        if !errs.is_empty() {
+            return vec![FieldError::invalid(path, label, errs.join(","))];
+        }
+    }
+    Vec::new()
+}
+
+/// `IsValidPathSegmentName`: not `.` or `..`, and no `/` or `%`.
+pub fn is_valid_path_segment_name(name: &str) -> Vec<String> {
+    if name == "." || name == ".." {
+        return vec![format!("may not be '{name}'")];
+    }
+    let mut errs = Vec::new();
+    for illegal in ["/", "%"] {
+        if name.contains(illegal) {
+            errs.push(format!("may not contain '{illegal}'"));
+        }
+    }
+    errs
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names of objects (`ValidateNameFunc`): `prefix` is true for `generateName`.
+
+/// A trailing `-` is tolerated in a `generateName` prefix: replace it (and, as upstream does,
+/// the character before it) by a letter before checking.
+fn mask_trailing_dash(name: &str) -> std::borrow::Cow<'_, str> {
+    let b = name.as_bytes();
+    if b.len() > 1 && b.last() == Some(&b'-') {
+        let mut v = b[..b.len() - 2].to_vec();
+        v.push(b'a');
+        std::borrow::Cow::Owned(String::from_utf8_lossy(&v).into_owned())
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    }
+}
+
+/// `NameIsDNSSubdomain`.
+pub fn name_is_dns_subdomain(name: &str, prefix: bool) -> Vec<String> {
+    if prefix {
+        is_dns1123_subdomain(&mask_trailing_dash(name))
+    } else {
+        is_dns1123_subdomain(name)
+    }
+}
+
+/// `NameIsDNSLabel`.
+pub fn name_is_dns_label(name: &str, prefix: bool) -> Vec<String> {
+    if prefix {
+        is_dns1123_label(&mask_trailing_dash(name))
+    } else {
+        is_dns1123_label(name)
+    }
+}
+
+/// `NameIsDNS1035Label`.
+pub fn name_is_dns1035_label(name: &str, prefix: bool) -> Vec<String> {
+    if prefix {
+        is_dns1035_label(&mask_trailing_dash(name))
+    } else {
+        is_dns1035_label(name)
+    }
+}
+
+/// `ValidateNamespaceName`: a DNS-1123 label.
+pub fn validate_namespace_name(name: &str, prefix: bool) -> Vec<String> {
+    name_is_dns_label(name, prefix)
+}
+
+// ---------------------------------------------------------------------------------------------
+// IP addresses and CIDRs.
+
+/// Parses an IP the way Go's `ParseIPSloppy` does: IPv4 octets may carry leading zeros (read as
+/// decimal), and an IPv4-mapped IPv6 address is an IPv4 address. `None` when it does not parse.
+pub fn parse_ip_sloppy(value: &str) -> Option<IpAddr> {
+    if let Ok(ip) = value.parse::<IpAddr>() {
+        return Some(canonical(ip));
+    }
+    // Retry with leading zeros stripped from the dotted-quad part (the whole value, or the
+    // tail after the last ':' of an IPv6 address with an embedded IPv4 address).
+    let (head, quad) = match value.rfind(':') {
+        Some(i) => value.split_at(i + 1),
+        None => ("", value),
+    };
+    if !quad.contains('.') {
+        return None;
+    }
+    let mut fixed = String::with_capacity(value.len());
+    fixed.push_str(head);
+    for (i, part) in quad.split('.').enumerate() {
+        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        if i > 0 {
+            fixed.push('.');
+        }
+        let trimmed = part.trim_start_matches('0');
+        fixed.push_str(if trimmed.is_empty() { "0" } else { trimmed });
+    }
+    fixed.parse::<IpAddr>().ok().map(canonical)
+}
+
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(v6),
+        },
+        v4 => v4,
+    }
+}
+
+/// Parses a CIDR the way Go's `ParseCIDRSloppy` does; returns the address as written and the
+/// prefix length (relative to the address family of the result).
+pub fn parse_cidr_sloppy(value: &str) -> Option<(IpAddr, u8)> {
+    let (addr, len) = value.split_once('/')?;
+    if len.is_empty() || !len.bytes().all(|b| b.is_ascii_digit()) || len.len() > 8 {
+        return None;
+    }
+    let bits: u32 = len.parse().ok()?;
+    // The prefix is checked against the length of the address as written.
+    let written_v6 = addr.contains(':');
+    let max = if written_v6 { 128 } else { 32 };
+    if bits > max {
+        return None;
+    }
+    let ip = parse_ip_sloppy(addr)?;
+    match ip {
+        IpAddr::V4(_) if written_v6 => {
+            // An IPv4-mapped IPv6 network: its prefix counts the 96 mapping bits.
+            let b = u8::try_from(bits.checked_sub(96)?).ok()?;
+            Some((ip, b))
+        }
+        _ => Some((ip, u8::try_from(bits).ok()?)),
+    }
+}
+
+/// True when the text parses (sloppily) as an IPv6 address, i.e. not an IPv4 or IPv4-mapped one.
+pub fn is_ipv6_string(value: &str) -> bool {
+    matches!(parse_ip_sloppy(value), Some(IpAddr::V6(_)))
+}
+
+/// True when the text parses (sloppily) as an IPv4 address (IPv4-mapped IPv6 included).
+pub fn is_ipv4_string(value: &str) -> bool {
+    matches!(parse_ip_sloppy(value), Some(IpAddr::V4(_)))
+}
+
+/// `IsValidIP`: the value must parse as an IP address (leniently, as this snapshot does).
+pub fn is_valid_ip(path: &Path, value: &str) -> ErrorList {
+    if parse_ip_sloppy(value).is_some() {
+        Vec::new()
+    } else {
+        vec![FieldError::invalid(
+            path,
+            value,
+            "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+        )]
+    }
+}
+
+/// `IsValidIPv4Address`.
+pub fn is_valid_ipv4_address(path: &Path, value: &str) -> ErrorList {
+    if is_ipv4_string(value) {
+        Vec::new()
+    } else {
+        vec![FieldError::invalid(path, value, "must be a valid IPv4 address")]
+    }
+}
+
+/// `IsValidIPv6Address`.
+pub fn is_valid_ipv6_address(path: &Path, value: &str) -> ErrorList {
+    if is_ipv6_string(value) {
+        Vec::new()
+    } else {
+        vec![FieldError::invalid(path, value, "must be a valid IPv6 address")]
+    }
+}
+
+/// `IsValidCIDR`: the value must parse as `address/prefix` (leniently).
+pub fn is_valid_cidr(path: &Path, value: &str) -> ErrorList {
+    if parse_cidr_sloppy(value).is_some() {
+        Vec::new()
+    } else {
+        vec![FieldError::invalid(
+            path,
+            value,
+            "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+        )]
+    }
+}
+
+/// The strict IP form IPAddress names require: the value must parse strictly (no leading
+/// zeros, no zone) and be written canonically (RFC 5952 for IPv6). One error at most.
+pub fn is_valid_canonical_ip(path: &Path, value: &str) -> ErrorList {
+    match value.parse::<IpAddr>() {
+        Err(_) => vec![FieldError::invalid(
+            path,
+            value,
+            format!("ParseAddr({}): not a valid IP address", go_quote(value)),
+        )],
+        Ok(ip) if ip.to_string() != value => {
+            vec![FieldError::invalid(
+                path,
+                value,
+                "must be a canonical format IP address",
+            )]
+        }
+        Ok(_) => Vec::new(),
+    }
+}
+
+/// The strict CIDR form ServiceCIDR requires: it must parse strictly (prefix length present,
+/// no leading zeros, no IPv4-mapped form), have no bits set beyond the prefix, and be written
+/// canonically (RFC 5952 for IPv6). A parse failure is one error; otherwise host bits and
+/// non-canonical text are one error each.
+pub fn is_valid_canonical_cidr(path: &Path, value: &str) -> ErrorList {
+    let Some((addr, len)) = value.split_once('/') else {
+        return vec![FieldError::invalid(
+            path,
+            value,
+            format!("netip.ParsePrefix({}): no '/'", go_quote(value)),
+        )];
+    };
+    let ip = match addr.parse::<IpAddr>() {
+        Ok(ip) => ip,
+        Err(_) => {
+            return vec![FieldError::invalid(
+                path,
+                value,
+                format!(
+                    "netip.ParsePrefix({}): ParseAddr({}): not a valid IP address",
+                    go_quote(value),
+                    go_quote(addr)
+                ),
+            )];
+        }
+    };
+    let max: u8 = if ip.is_ipv4() { 32 } else { 128 };
+    let bits = match len.parse::<u8>() {
+        Ok(b) if b <= max && !(len.len() > 1 && len.starts_with('0')) && !len.starts_with('+') => b,
+        _ => {
+            return vec![FieldError::invalid(
+                path,
+                value,
+                format!(
+                    "netip.ParsePrefix({}): bad bits after slash: {}",
+                    go_quote(value),
+                    go_quote(len)
+                ),
+            )];
+        }
+    };
+    let mut errs = Vec::new();
+    let masked = mask(ip, bits);
+    if masked != ip {
+        errs.push(FieldError::invalid(
+            path,
+            value,
+            "wrong CIDR format, IP doesn't match network IP address",
+        ));
+    }
+    if format!("{ip}/{bits}") != value {
+        errs.push(FieldError::invalid(
+            path,
+            value,
+            "CIDR not in RFC 5952 canonical format",
+        ));
+    }
+    errs
+}
+
+fn mask(ip: IpAddr, bits: u8) -> IpAddr {
+    match ip {
+        IpAddr::V4(v4) => {
+            let m = u32::MAX.checked_shl(32 - u32::from(bits)).unwrap_or(0);
+            IpAddr::V4(Ipv4Addr::from(u32::from(v4) & m))
+        }
+        IpAddr::V6(v6) => {
+            let m = u128::MAX.checked_shl(128 - u32::from(bits)).unwrap_or(0);
+            IpAddr::V6(Ipv6Addr::from(u128::from(v6) & m))
+        }
+    }
+}
+
+/// True for an IP in one of the dual-stack pair `cidrs` families: exactly one IPv4 and one
+/// IPv6 CIDR (`IsDualStackCIDRStrings`). `None` when one does not parse.
+pub fn is_dual_stack_cidrs(cidrs: &[String]) -> Option<bool> {
+    let mut v4 = false;
+    let mut v6 = false;
+    for c in cidrs {
+        match parse_cidr_sloppy(c)?.0 {
+            IpAddr::V4(_) => v4 = true,
+            IpAddr::V6(_) => v6 = true,
+        }
+    }
+    Some(v4 && v6)
+}
+
+/// True when `ips` hold at least one IPv4 and one IPv6 address (`IsDualStackIPStrings`).
+/// `None` when one does not parse.
+pub fn is_dual_stack_ips(ips: &[String]) -> Option<bool> {
+    let mut v4 = false;
+    let mut v6 = false;
+    for ip in ips {
+        match parse_ip_sloppy(ip)? {
+            IpAddr::V4(_) => v4 = true,
+            IpAddr::V6(_) => v6 = true,
+        }
+    }
+    Some(v4 && v6)
+}
+
+/// `ValidateNonSpecialIP`: the address must parse and must not be unspecified, loopback,
+/// link-local unicast or link-local multicast (one error per category hit).
+pub fn validate_non_special_ip(path: &Path, value: &str) -> ErrorList {
+    let Some(ip) = parse_ip_sloppy(value) else {
+        return vec![FieldError::invalid(path, value, "must be a valid IP address")];
+    };
+    let mut errs = Vec::new();
+    let (unspecified, loopback, ll_unicast, ll_multicast) = match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            (
+                v4.is_unspecified(),
+                v4.is_loopback(),
+                v4.is_link_local(),
+                o[0] == 224 && o[1] == 0 && o[2] == 0,
+            )
+        }
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            (
+                v6.is_unspecified(),
+                v6.is_loopback(),
+                s[0] & 0xffc0 == 0xfe80,
+                s[0] & 0xff0f == 0xff02,
+            )
+        }
+    };
+    if unspecified {
+        errs.push(FieldError::invalid(
+            path,
+            value,
+            "may not be unspecified (0.0.0.0)",
+        ));
+    }
+    if loopback {
+        errs.push(FieldError::invalid(
+            path,
+            value,
+            "may not be in the loopback range (127.0.0.0/8, ::1/128)",
+        ));
+    }
+    if ll_unicast {
+        errs.push(FieldError::invalid(
+            path,
+            value,
+            "may not be in the link-local range (169.254.0.0/16, fe80::/10)",
+        ));
+    }
+    if ll_multicast {
+        errs.push(FieldError::invalid(
+            path,
+            value,
+            "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)",
+        ));
+    }
+    errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dns1123_label() {
+        assert!(is_dns1123_label("a").is_empty());
+        assert!(is_dns1123_label("123-abc").is_empty());
+        assert_eq!(is_dns1123_label("a.b"), vec!["must not contain dots"]);
+        let e = is_dns1123_label("-a");
+        assert_eq!(e.len(), 1);
+        assert!(e[0].starts_with("a lowercase RFC 1123 label must consist"));
+        assert!(e[0].ends_with(
+            "(e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+        ));
+        assert_eq!(is_dns1123_label(&"a".repeat(64)).len(), 1);
+        assert_eq!(is_dns1123_label(&"A".repeat(64)).len(), 2);
+        assert_eq!(is_dns1123_label("").len(), 1);
+    }
+
+    #[test]
+    fn dns1123_subdomain_and_1035() {
+        assert!(is_dns1123_subdomain("example.com").is_empty());
+        assert!(!is_dns1123_subdomain("example..com").is_empty());
+        assert!(!is_dns1123_subdomain("a.").is_empty());
+        assert!(is_dns1035_label("abc-123").is_empty());
+        assert!(!is_dns1035_label("1abc").is_empty());
+        assert!(!is_dns1035_label("").is_empty());
+    }
+
+    #[test]
+    fn qualified_names() {
+        for ok in [
+            "simple",
+            "now-with-dashes",
+            "1-starts-with-num",
+            "1234",
+            "simple/simple",
+            "example.com/Now_with.Dots",
+            "a/b",
+        ] {
+            assert!(is_qualified_name(ok).is_empty(), "{ok}");
+        }
+        for bad in [
+            "",
+            "/simple",
+            "a/",
+            "a/b/c",
+            "nospecialchars%^=@",
+            "-dash",
+            "end-",
+            "Bad!/x",
+            &"a".repeat(64),
+        ] {
+            assert!(!is_qualified_name(bad).is_empty(), "{bad}");
+        }
+        assert_eq!(
+            is_qualified_name("a/b/c")[0]
+                .split(' ')
+                .take(3)
+                .collect::<Vec<_>>(),
+            ["a", "qualified", "name"]
+        );
+        assert_eq!(is_qualified_name("/x"), vec!["prefix part must be non-empty"]);
+    }
+
+    #[test]
+    fn label_values() {
+        assert!(is_valid_label_value("").is_empty());
+        assert!(is_valid_label_value("a_b.c-d").is_empty());
+        assert_eq!(is_valid_label_value("a,b").len(), 1);
+        assert_eq!(is_valid_label_value(&format!("-{}", "a".repeat(63))).len(), 2);
+    }
+
+    #[test]
+    fn port_names() {
+        assert!(is_valid_port_name("http").is_empty());
+        assert!(is_valid_port_name("a-1").is_empty());
+        assert_eq!(is_valid_port_name("").len(), 2);
+        assert_eq!(is_valid_port_name("123").len(), 1);
+        assert_eq!(is_valid_port_name("a--b").len(), 1);
+        assert_eq!(is_valid_port_name("-a").len(), 1);
+        assert_eq!(is_valid_port_name("abcdefghijklmnop").len(), 1);
+        assert_eq!(is_valid_port_name("HTTP").len(), 2);
+    }
+
+    #[test]
+    fn fqdn() {
+        let p = Path::new("x");
+        assert!(is_fully_qualified_domain_name(&p, "a.b").is_empty());
+        assert!(is_fully_qualified_domain_name(&p, "a.b.").is_empty());
+        assert_eq!(is_fully_qualified_domain_name(&p, "a").len(), 1);
+        assert_eq!(is_fully_qualified_domain_name(&p, "*.a.b").len(), 1);
+        assert_eq!(is_fully_qualified_domain_name(&p, "").len(), 1);
+    }
+
+    #[test]
+    fn sloppy_ips() {
+        assert_eq!(parse_ip_sloppy("010.0.0.1"), Some("10.0.0.1".parse().unwrap()));
+        assert_eq!(
+            parse_ip_sloppy("::ffff:1.2.3.4"),
+            Some("1.2.3.4".parse().unwrap())
+        );
+        assert_eq!(
+            parse_ip_sloppy("::ffff:001.2.3.4"),
+            Some("1.2.3.4".parse().unwrap())
+        );
+        assert!(parse_ip_sloppy("1.2.3.256").is_none());
+        assert!(parse_ip_sloppy("1.2.3").is_none());
+        assert!(parse_ip_sloppy("foo").is_none());
+        assert!(parse_ip_sloppy("").is_none());
+        assert!(parse_ip_sloppy("1.2.3.+4").is_none());
+        assert!(is_ipv6_string("2001:db8::1"));
+        assert!(!is_ipv6_string("::ffff:1.2.3.4"));
+    }
+
+    #[test]
+    fn cidrs() {
+        let p = Path::new("c");
+        assert!(is_valid_cidr(&p, "10.0.0.0/8").is_empty());
+        assert!(is_valid_cidr(&p, "192.168.0.1/24").is_empty());
+        assert!(is_valid_cidr(&p, "010.0.0.0/8").is_empty());
+        assert_eq!(is_valid_cidr(&p, "10.0.0.0").len(), 1);
+        assert_eq!(is_valid_cidr(&p, "10.0.0.0/33").len(), 1);
+        assert_eq!(is_valid_cidr(&p, "").len(), 1);
+        assert!(is_valid_canonical_cidr(&p, "192.168.0.0/24").is_empty());
+        assert!(is_valid_canonical_cidr(&p, "fd00:1234::/64").is_empty());
+        assert_eq!(is_valid_canonical_cidr(&p, "192.168.007.0/24").len(), 1);
+        assert_eq!(is_valid_canonical_cidr(&p, "192.168.0.1/24").len(), 1);
+        assert_eq!(is_valid_canonical_cidr(&p, "fd00:1234::2/64").len(), 1);
+        assert_eq!(is_valid_canonical_cidr(&p, "FD00:1234::2/64").len(), 2);
+        assert_eq!(is_valid_canonical_cidr(&p, "FD00:1234::/64").len(), 1);
+        assert_eq!(is_valid_canonical_cidr(&p, "192.168.0.1").len(), 1);
+        assert_eq!(is_valid_canonical_cidr(&p, "10.0.0.0/08").len(), 1);
+    }
+
+    #[test]
+    fn canonical_ips() {
+        let p = Path::new("ip");
+        assert!(is_valid_canonical_ip(&p, "10.0.0.1").is_empty());
+        assert!(is_valid_canonical_ip(&p, "2001:db8::1").is_empty());
+        assert_eq!(is_valid_canonical_ip(&p, "2001:DB8::1").len(), 1);
+        assert_eq!(is_valid_canonical_ip(&p, "2001:db8:0::1").len(), 1);
+        assert_eq!(is_valid_canonical_ip(&p, "010.0.0.1").len(), 1);
+        assert_eq!(is_valid_canonical_ip(&p, "10.0.0.0/8").len(), 1);
+    }
+
+    #[test]
+    fn special_ips() {
+        let p = Path::new("ip");
+        assert!(validate_non_special_ip(&p, "1.2.3.4").is_empty());
+        assert_eq!(validate_non_special_ip(&p, "0.0.0.0").len(), 1);
+        assert_eq!(validate_non_special_ip(&p, "127.0.0.1").len(), 1);
+        assert_eq!(validate_non_special_ip(&p, "169.254.1.1").len(), 1);
+        assert_eq!(validate_non_special_ip(&p, "224.0.0.1").len(), 1);
+        assert_eq!(validate_non_special_ip(&p, "::").len(), 1);
+        assert_eq!(validate_non_special_ip(&p, "::1").len(), 1);
+        assert_eq!(validate_non_special_ip(&p, "fe80::1").len(), 1);
+        assert_eq!(validate_non_special_ip(&p, "ff02::1").len(), 1);
+        assert_eq!(validate_non_special_ip(&p, "ff12::1").len(), 1);
+        assert!(validate_non_special_ip(&p, "ff05::1").is_empty());
+    }
+
+    #[test]
+    fn generate_name_prefix() {
+        assert!(name_is_dns1035_label("web-", true).is_empty());
+        assert!(!name_is_dns1035_label("web-", false).is_empty());
+        assert!(!name_is_dns1035_label("-123", true).is_empty());
+        assert!(name_is_dns_subdomain("x-", true).is_empty());
+        assert!(!name_is_dns_subdomain("-", true).is_empty());
+    }
+}

@@ -1,19 +1,213 @@
-//! ServiceCIDR and IPAddress validation.
+//! ServiceCIDR and IPAddress validation (`pkg/apis/networking/validation`).
 
-use crate::field::ErrorList;
-use crate::{IpAddress, ServiceCidr};
+use crate::field::{BadValue, ErrorList, FieldError, Path, go_quote};
+use crate::validation::meta::{validate_immutable_field, validate_object_meta, validate_object_meta_update};
+use crate::validation::names;
+use crate::{IpAddress, ParentReference, ServiceCidr};
 
-/// `ValidateServiceCIDR`.
-pub fn validate_service_cidr_create(_s: &ServiceCidr) -> ErrorList {
-    Vec::new()
+/// `ValidateServiceCIDR`: cluster-scoped, DNS-subdomain name; one or two CIDRs (one per family),
+/// each a canonical network address.
+pub fn validate_service_cidr_create(s: &ServiceCidr) -> ErrorList {
+    let mut errs = validate_object_meta(
+        &s.metadata,
+        false,
+        names::name_is_dns_subdomain,
+        &Path::new("metadata"),
+    );
+    let path = Path::new("spec").child("cidrs");
+    let cidrs = s.cidrs();
+    if cidrs.is_empty() {
+        errs.push(FieldError::required(&path, "at least one CIDR required"));
+        return errs;
+    }
+    if cidrs.len() > 2 {
+        errs.push(FieldError::invalid(
+            &path,
+            spec_value(cidrs),
+            "may only hold up to 2 values",
+        ));
+        return errs;
+    }
+    if cidrs.len() == 2 && names::is_dual_stack_cidrs(cidrs) != Some(true) {
+        errs.push(FieldError::invalid(
+            &path,
+            spec_value(cidrs),
+            "may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64",
+        ));
+        return errs;
+    }
+    for (i, c) in cidrs.iter().enumerate() {
+        errs.extend(names::is_valid_canonical_cidr(&path.index(i), c));
+    }
+    errs
 }
 
-/// `ValidateServiceCIDRUpdate`.
-pub fn validate_service_cidr_update(_new: &ServiceCidr, _old: &ServiceCidr) -> ErrorList {
-    Vec::new()
+/// The spec as Go prints it in a message (`%#v` of the internal struct, simplified).
+fn spec_value(cidrs: &[String]) -> BadValue {
+    let quoted: Vec<String> = cidrs.iter().map(|c| go_quote(c)).collect();
+    BadValue::Raw(format!(
+        "networking.ServiceCIDRSpec{{CIDRs:[]string{{{}}}}}",
+        quoted.join(", ")
+    ))
 }
 
-/// `ValidateIPAddress`.
-pub fn validate_ip_address(_ip: &IpAddress) -> ErrorList {
-    Vec::new()
+/// `ValidateServiceCIDRUpdate`: metadata rules and `spec.cidrs` immutable.
+pub fn validate_service_cidr_update(new: &ServiceCidr, old: &ServiceCidr) -> ErrorList {
+    let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
+    errs.extend(validate_immutable_field(
+        &new.cidrs(),
+        &old.cidrs(),
+        || {
+            let quoted: Vec<String> = new.cidrs().iter().map(|c| go_quote(c)).collect();
+            BadValue::Raw(format!("[]string{{{}}}", quoted.join(", ")))
+        },
+        &Path::new("spec").child("cidrs"),
+    ));
+    errs
+}
+
+/// `ValidateServiceCIDRStatusUpdate`: metadata rules only.
+pub fn validate_service_cidr_status_update(new: &ServiceCidr, old: &ServiceCidr) -> ErrorList {
+    validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"))
+}
+
+/// `ValidateIPAddressName`: the name must be an IP address in canonical form (no prefix:
+/// IPAddress names are never generated).
+fn ip_address_name(name: &str, _prefix: bool) -> Vec<String> {
+    names::is_valid_canonical_ip(&Path::default(), name)
+        .into_iter()
+        .map(|e| e.detail)
+        .collect()
+}
+
+/// `ValidateIPAddress`: the name is an IP address; `spec.parentRef` is required with a valid
+/// group, resource, name and namespace.
+pub fn validate_ip_address(ip: &IpAddress) -> ErrorList {
+    let mut errs = validate_object_meta(&ip.metadata, false, ip_address_name, &Path::new("metadata"));
+    let spec = Path::new("spec");
+    match ip.spec.as_ref().and_then(|s| s.parent_ref.as_ref()) {
+        None => errs.push(FieldError::required(&spec.child("parentRef"), "")),
+        Some(r) => errs.extend(validate_parent_ref(r, &spec.child("parentRef"))),
+    }
+    errs
+}
+
+fn validate_parent_ref(r: &ParentReference, path: &Path) -> ErrorList {
+    let mut errs = Vec::new();
+    let group = r.group.as_deref().unwrap_or("");
+    if !group.is_empty() {
+        for msg in names::is_dns1123_subdomain(group) {
+            errs.push(FieldError::invalid(&path.child("group"), group, msg));
+        }
+    }
+    for (field, value, required) in [
+        ("resource", r.resource.as_deref().unwrap_or(""), true),
+        ("name", r.name.as_deref().unwrap_or(""), true),
+        ("namespace", r.namespace.as_deref().unwrap_or(""), false),
+    ] {
+        if value.is_empty() {
+            if required {
+                errs.push(FieldError::required(&path.child(field), ""));
+            }
+            continue;
+        }
+        for msg in names::is_valid_path_segment_name(value) {
+            errs.push(FieldError::invalid(&path.child(field), value, msg));
+        }
+    }
+    errs
+}
+
+/// `ValidateIPAddressUpdate`: metadata rules and `spec.parentRef` immutable.
+pub fn validate_ip_address_update(new: &IpAddress, old: &IpAddress) -> ErrorList {
+    let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
+    let parent = |ip: &IpAddress| ip.spec.as_ref().and_then(|s| s.parent_ref.clone());
+    let new_ref = parent(new);
+    errs.extend(validate_immutable_field(
+        &new_ref,
+        &parent(old),
+        || match &new_ref {
+            None => BadValue::Null,
+            Some(r) => BadValue::Raw(format!(
+                "networking.ParentReference{{Group:{}, Resource:{}, Namespace:{}, Name:{}}}",
+                go_quote(r.group.as_deref().unwrap_or("")),
+                go_quote(r.resource.as_deref().unwrap_or("")),
+                go_quote(r.namespace.as_deref().unwrap_or("")),
+                go_quote(r.name.as_deref().unwrap_or(""))
+            )),
+        },
+        &Path::new("spec").child("parentRef"),
+    ));
+    errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{IpAddressSpec, ObjectMeta, ServiceCidrSpec};
+
+    fn cidr(cidrs: &[&str]) -> ServiceCidr {
+        ServiceCidr {
+            metadata: ObjectMeta {
+                name: Some("test-name".into()),
+                resource_version: Some("1".into()),
+                ..Default::default()
+            },
+            spec: Some(ServiceCidrSpec {
+                cidrs: Some(cidrs.iter().map(|s| s.to_string()).collect()),
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn service_cidr_counts() {
+        let n = |c: &[&str]| validate_service_cidr_create(&cidr(c)).len();
+        assert_eq!(n(&["10.0.0.0/24"]), 0);
+        assert_eq!(n(&["10.0.0.0/24", "fd00::/64"]), 0);
+        assert_eq!(n(&[]), 1);
+        assert_eq!(n(&["10.0.0.0/24", "10.1.0.0/24"]), 1);
+        assert_eq!(n(&["10.0.0.0/24", "fd00::/64", "10.1.0.0/24"]), 1);
+        assert_eq!(n(&["192.168.007.0/24", "fd00:1234::/64"]), 1);
+        assert_eq!(n(&["192.168.0.0/24", "FD00:1234::/64"]), 1);
+        assert_eq!(n(&["FD00:1234::2/64"]), 2);
+        let mut c = cidr(&["10.0.0.0/24"]);
+        c.metadata.namespace = Some("x".into());
+        assert_eq!(validate_service_cidr_create(&c).len(), 1);
+    }
+
+    #[test]
+    fn service_cidr_update() {
+        let old = cidr(&["10.0.0.0/24"]);
+        assert!(validate_service_cidr_update(&old, &old).is_empty());
+        let e = validate_service_cidr_update(&cidr(&["10.1.0.0/24"]), &old);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, "spec.cidrs");
+    }
+
+    #[test]
+    fn ip_address() {
+        let mut ip = IpAddress {
+            metadata: ObjectMeta {
+                name: Some("10.0.0.1".into()),
+                ..Default::default()
+            },
+            spec: Some(IpAddressSpec {
+                parent_ref: Some(ParentReference {
+                    group: None,
+                    resource: Some("services".into()),
+                    namespace: Some("default".into()),
+                    name: Some("web".into()),
+                }),
+            }),
+            ..Default::default()
+        };
+        assert!(validate_ip_address(&ip).is_empty());
+        ip.metadata.name = Some("not-an-ip".into());
+        assert_eq!(validate_ip_address(&ip).len(), 1);
+        ip.metadata.name = Some("2001:DB8::1".into());
+        assert_eq!(validate_ip_address(&ip).len(), 1);
+        ip.spec = None;
+        assert_eq!(validate_ip_address(&ip).len(), 2);
+    }
 }
