@@ -290,7 +290,9 @@ impl ClusterIpRanges {
         family: IpFamily,
         rng: &mut R,
     ) -> Result<IpAddr, AllocError> {
-        self.get_mut(family).ok_or(AllocError::Full)?.allocate_next(rng)
+        self.get_mut(family)
+            .ok_or_else(|| AllocError::invalid("ip family", family, "no range of this family is configured"))?
+            .allocate_next(rng)
     }
 
     /// Frees `ip`; a no-op outside every range.

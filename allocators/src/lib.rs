@@ -60,6 +60,7 @@
 //! ```
 
 mod bitmap;
+mod blocks;
 mod cluster_ip;
 mod error;
 mod multi_cidr;

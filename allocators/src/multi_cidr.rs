@@ -351,7 +351,7 @@ impl MultiCidrAllocator {
     fn mismatched(ip: IpAddr) -> AllocError {
         AllocError::MismatchedNetwork {
             given: ip.to_string(),
-            current: String::new(),
+            current: "(no ServiceCIDR covers it)".into(),
         }
     }
 
@@ -403,14 +403,11 @@ impl MultiCidrAllocator {
                 .first_free(family, start, e.last)
                 .or_else(|| self.first_free(family, lo, start - 1));
             if hit.is_none() && e.offset > 0 {
-                let lower_last = lo - 1;
+                // The lower (static) band [first, lo - 1], only once the upper one is full.
                 let s = e.first + u128::from(uniform(rng, e.offset));
                 hit = self
-                    .first_free(family, s, lower_last)
-                    .or_else(|| self.first_free(family, e.first, s.saturating_sub(1).max(e.first)));
-                if hit.is_some_and(|h| h > lower_last) {
-                    hit = None;
-                }
+                    .first_free(family, s, lo - 1)
+                    .or_else(|| self.first_free(family, e.first, s - 1));
             }
             if let Some(v) = hit {
                 found = Some(from_u128(family, v));

@@ -1,21 +1,22 @@
 //! Beyond Kubernetes: an IPv6 ClusterIP range of up to 2^64 addresses whose memory grows with
 //! the addresses taken, not with the range.
 
-use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv6Addr};
 
 use ipnet::{IpNet, Ipv6Net};
 use rand_core::RngCore;
 
 use crate::AllocError;
+use crate::blocks::SortedBlocks;
 use crate::net::cluster_ip_band_offset;
 use crate::rng::uniform;
 
 /// An IPv6 range with the legacy bitmap's rules but no 65,536 cap: usable offsets are
 /// `0..max` from `network+1`, where `max = 2^hostbits - 1`; prefixes from `/64` to `/128`.
 ///
-/// Taken offsets are kept as maximal runs (`start -> end`) in a B-tree, so memory is
-/// proportional to the number of runs, and finding the next free offset is `O(log runs)`.
+/// Taken offsets are kept sorted in blocks of at most 512 (8 to 16 bytes per address taken,
+/// whatever the size of the range); lookups are binary searches, and finding the next free
+/// offset skips whole runs of taken offsets by binary search too.
 /// With the same generator state it hands out exactly what a [`ClusterIpRange`](crate::ClusterIpRange)
 /// over the same CIDR would (both draw the same random start and scan the same bands), for
 /// every range the bitmap can hold whole (`/112` and longer).
@@ -37,8 +38,7 @@ pub struct SparseIpv6Range {
     base: u128,
     max: u64,
     offset: u64,
-    count: u64,
-    runs: BTreeMap<u64, u64>,
+    taken: SortedBlocks,
 }
 
 impl SparseIpv6Range {
@@ -65,8 +65,7 @@ impl SparseIpv6Range {
             base: u128::from(net.network()) + 1,
             max,
             offset: cluster_ip_band_offset(&IpNet::V6(net)).min(max),
-            count: 0,
-            runs: BTreeMap::new(),
+            taken: SortedBlocks::default(),
             net,
         })
     }
@@ -96,26 +95,18 @@ impl SparseIpv6Range {
 
     /// Addresses taken.
     pub fn used(&self) -> u64 {
-        self.count
+        self.taken.len()
     }
 
     /// Addresses free.
     pub fn free(&self) -> u64 {
-        self.max - self.count
+        self.max - self.taken.len()
     }
 
-    /// Number of maximal runs of taken offsets (what memory grows with).
-    pub fn runs(&self) -> usize {
-        self.runs.len()
-    }
-
-    /// An estimate of the heap bytes held: B-tree nodes of 11 entries of 16 bytes, assumed
-    /// two-thirds full, plus node headers.
-    pub fn approx_heap_bytes(&self) -> usize {
-        let leaves = (self.runs.len() * 3)
-            .div_ceil(2 * 11)
-            .max(usize::from(!self.runs.is_empty()));
-        leaves * (11 * 16 + 16) + leaves.div_ceil(8) * (11 * 16 + 16 + 12 * 8)
+    /// Bytes of heap held by the set of taken addresses (exact: the capacities of its
+    /// vectors).
+    pub fn heap_bytes(&self) -> usize {
+        self.taken.heap_bytes()
     }
 
     /// The offset of `ip`, when it is a usable address of this range.
@@ -132,56 +123,8 @@ impl SparseIpv6Range {
         IpAddr::V6(Ipv6Addr::from(self.base + u128::from(off)))
     }
 
-    /// The run holding `off`, as `(start, end)`.
-    fn run_of(&self, off: u64) -> Option<(u64, u64)> {
-        self.runs
-            .range(..=off)
-            .next_back()
-            .filter(|(_, e)| **e >= off)
-            .map(|(s, e)| (*s, *e))
-    }
-
-    fn has_offset(&self, off: u64) -> bool {
-        self.run_of(off).is_some()
-    }
-
-    fn insert(&mut self, off: u64) {
-        let mut start = off;
-        let mut end = off;
-        if off > 0
-            && let Some((s, _)) = self.run_of(off - 1)
-        {
-            start = s;
-        }
-        if let Some(e) = off.checked_add(1).and_then(|n| self.runs.remove(&n)) {
-            end = e;
-        }
-        self.runs.insert(start, end);
-        self.count += 1;
-    }
-
-    fn remove(&mut self, off: u64) {
-        let Some((s, e)) = self.run_of(off) else { return };
-        self.runs.remove(&s);
-        if s < off {
-            self.runs.insert(s, off - 1);
-        }
-        if off < e {
-            self.runs.insert(off + 1, e);
-        }
-        self.count -= 1;
-    }
-
-    /// The lowest free offset in `[from, to)`.
     fn first_free(&self, from: u64, to: u64) -> Option<u64> {
-        if from >= to {
-            return None;
-        }
-        let cand = match self.run_of(from) {
-            None => from,
-            Some((_, e)) => e.checked_add(1)?,
-        };
-        (cand < to).then_some(cand)
+        self.taken.first_absent(from, to)
     }
 
     fn scan_band<R: RngCore + ?Sized>(&self, rng: &mut R, lo: u64, hi: u64) -> Option<u64> {
@@ -198,43 +141,40 @@ impl SparseIpv6Range {
             ip,
             range: self.net.to_string(),
         })?;
-        if self.has_offset(off) {
+        if !self.taken.insert(off) {
             return Err(AllocError::IpAllocated { ip });
         }
-        self.insert(off);
         Ok(())
     }
 
     /// Takes a free address, upper band first; `full` when none is left.
     pub fn allocate_next<R: RngCore + ?Sized>(&mut self, rng: &mut R) -> Result<IpAddr, AllocError> {
-        if self.count >= self.max {
+        if self.taken.len() >= self.max {
             return Err(AllocError::Full);
         }
         let off = self
             .scan_band(rng, self.offset, self.max)
             .or_else(|| self.scan_band(rng, 0, self.offset))
             .ok_or(AllocError::Full)?;
-        self.insert(off);
+        self.taken.insert(off);
         Ok(self.ip_at(off))
     }
 
     /// Frees `ip`; addresses outside the range or not taken are ignored.
     pub fn release(&mut self, ip: IpAddr) {
         if let Some(off) = self.offset_of(ip) {
-            self.remove(off);
+            self.taken.remove(off);
         }
     }
 
     /// True when `ip` is taken.
     pub fn has(&self, ip: IpAddr) -> bool {
-        self.offset_of(ip).is_some_and(|o| self.has_offset(o))
+        self.offset_of(ip).is_some_and(|o| self.taken.contains(o))
     }
 
     /// The taken addresses in ascending order.
     pub fn iter(&self) -> impl Iterator<Item = IpAddr> + '_ {
-        self.runs
-            .iter()
-            .flat_map(|(&s, &e)| (s..=e).map(|o| self.ip_at(o)))
+        self.taken.iter().map(|o| self.ip_at(o))
     }
 }
 
@@ -244,15 +184,13 @@ mod tests {
     use crate::SplitMix64;
 
     #[test]
-    fn runs_merge_and_split() {
+    fn allocate_release_iter() {
         let mut r = SparseIpv6Range::parse("fd00::/120").unwrap();
         assert_eq!(r.size(), 255);
         for s in ["fd00::1", "fd00::3", "fd00::2"] {
             r.allocate(s.parse().unwrap()).unwrap();
         }
-        assert_eq!(r.runs(), 1);
         r.release("fd00::2".parse().unwrap());
-        assert_eq!(r.runs(), 2);
         assert_eq!(r.used(), 2);
         assert!(r.allocate("fd00::1".parse().unwrap()).is_err());
         assert!(r.allocate("fd00::".parse().unwrap()).is_err());
@@ -274,7 +212,7 @@ mod tests {
             }
         }
         assert_eq!(r.allocate_next(&mut rng), Err(AllocError::Full));
-        assert_eq!(r.runs(), 1);
+        assert!(r.heap_bytes() >= 63 * 8);
     }
 
     #[test]
@@ -287,5 +225,29 @@ mod tests {
         assert_eq!(r.free(), u64::MAX - 1);
         assert!(SparseIpv6Range::parse("fd00::/48").is_err());
         assert!(SparseIpv6Range::parse("10.0.0.0/8").is_err());
+    }
+
+    #[test]
+    fn agrees_with_bitmap_through_a_full_112_and_back() {
+        let mut sparse = SparseIpv6Range::parse("fd00:2::/112").unwrap();
+        let mut bitmap = crate::ClusterIpRange::parse("fd00:2::/112").unwrap();
+        let (mut r1, mut r2) = (SplitMix64::new(9), SplitMix64::new(9));
+        loop {
+            let (a, b) = (sparse.allocate_next(&mut r1), bitmap.allocate_next(&mut r2));
+            assert_eq!(a, b);
+            if a.is_err() {
+                break;
+            }
+        }
+        assert_eq!(sparse.used(), 65_535);
+        for k in (1..65_535u128).step_by(7) {
+            let ip = IpAddr::V6(Ipv6Addr::from(0xfd00_0002u128 << 96 | k));
+            sparse.release(ip);
+            bitmap.release(ip);
+        }
+        for _ in 0..5000 {
+            assert_eq!(sparse.allocate_next(&mut r1), bitmap.allocate_next(&mut r2));
+        }
+        assert!(sparse.iter().eq(bitmap.iter()));
     }
 }

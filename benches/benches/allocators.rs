@@ -155,10 +155,10 @@ fn sparse_memory(c: &mut Criterion) {
         _ => "n/a".into(),
     };
     println!(
-        "sparse /64 after 1,000,000 allocate_next: used={} runs={} approx_heap_bytes={} rss_delta_bytes={} (a bitmap would need 2^64 bits)",
+        "sparse /64 after 1,000,000 allocate_next: used={} heap_bytes={} ({:.1} bytes/address) rss_delta_bytes={} (a bitmap would need 2^64 bits)",
         r.used(),
-        r.runs(),
-        r.approx_heap_bytes(),
+        r.heap_bytes(),
+        r.heap_bytes() as f64 / r.used() as f64,
         delta
     );
     black_box(&r);
@@ -180,6 +180,6 @@ fn sparse_memory(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(20);
-    targets = allocate_next, allocate_release, snapshot_restore, repair, sparse_memory
+    targets = sparse_memory, allocate_next, allocate_release, snapshot_restore, repair
 }
 criterion_main!(benches);
