@@ -55,10 +55,10 @@ impl SortedBlocks {
         };
         let pos = block.binary_search(&v).unwrap_or_else(|p| p);
         block.insert(pos, v);
-        if pos == 0 {
-            if let Some(f) = self.firsts.get_mut(b) {
-                *f = v;
-            }
+        if pos == 0
+            && let Some(f) = self.firsts.get_mut(b)
+        {
+            *f = v;
         }
         self.len += 1;
         true
