@@ -22,8 +22,8 @@
 //! - [`NodePortAllocator`] and [`PortOperation`]: node ports and the all-or-nothing transaction.
 //! - [`MultiCidrAllocator`]: ServiceCIDRs, readiness, overlaps, IPAddress records, and the
 //!   ServiceCIDR deletion guard.
-//! - [`allocate_cluster_ips`] / [`allocate_node_ports`]: what Service creation takes, per
-//!   `ipFamilyPolicy`, all or nothing.
+//! - [`allocate_cluster_ips`] / [`allocate_node_ports`] / [`update_node_ports`]: what Service
+//!   creation (and a node-port update) takes, per `ipFamilyPolicy`, all or nothing.
 //! - [`ClusterIpRepair`] / [`NodePortRepair`]: the repair loops, with leak grace counting.
 //! - [`SparseIpv6Range`]: beyond Kubernetes, an IPv6 range up to a /64 whose memory grows with
 //!   what is taken.

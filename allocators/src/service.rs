@@ -379,6 +379,113 @@ pub fn allocate_node_ports(
     Ok(svc)
 }
 
+fn port_numbers(svc: &Service) -> Vec<i32> {
+    svc.spec()
+        .ports()
+        .iter()
+        .filter_map(|p| p.node_port.filter(|&n| n != 0))
+        .collect()
+}
+
+/// Updates the node ports of a Service from `old` to `new`, all or nothing
+/// (`txnUpdateNodePorts`): new explicit node ports are taken, `0` gets a free one, node ports
+/// `old` held and `new` does not are released, and the health-check port is taken or released
+/// when the need for one starts or stops. A change to `ClusterIP` or `ExternalName` releases
+/// every node port of `old`. On error nothing is taken and nothing released.
+pub fn update_node_ports(
+    alloc: &mut NodePortAllocator,
+    old: &Service,
+    new: &Service,
+    rng: &mut dyn RngCore,
+) -> Result<Service, ServiceAllocError> {
+    let mut svc = new.clone();
+    let mut op = PortOperation::new(alloc);
+    let had = matches!(old.type_(), service_type::NODE_PORT | service_type::LOAD_BALANCER);
+    let has = matches!(svc.type_(), service_type::NODE_PORT | service_type::LOAD_BALANCER);
+    if had
+        && matches!(
+            svc.type_(),
+            service_type::CLUSTER_IP | service_type::EXTERNAL_NAME
+        )
+    {
+        for p in port_numbers(old) {
+            op.release_deferred(p);
+        }
+    }
+    if has {
+        let old_ports = port_numbers(old);
+        let auto = should_allocate_node_ports(&svc);
+        let mut taken_now: Vec<i32> = Vec::new();
+        let mut seen: Vec<(String, i32)> = Vec::new();
+        let mut ports = svc.spec().ports().to_vec();
+        for (i, p) in ports.iter_mut().enumerate() {
+            let np = p.node_port.unwrap_or(0);
+            if np == 0 && !auto {
+                continue;
+            }
+            let got = if np != 0 {
+                if !old_ports.contains(&np) && !taken_now.contains(&np) {
+                    op.allocate(np)
+                        .map_err(|e| invalid(&format!("spec.ports[{i}].nodePort"), np, e))?;
+                    taken_now.push(np);
+                }
+                np
+            } else {
+                let n = op.allocate_next(rng).map_err(|e| ServiceAllocError::Internal {
+                    message: format!("failed to allocate a nodePort: {e}"),
+                    source: e,
+                })?;
+                p.node_port = Some(n);
+                n
+            };
+            let key = (p.protocol().to_owned(), got);
+            if seen.contains(&key) {
+                return Err(invalid(
+                    &format!("spec.ports[{i}].nodePort"),
+                    got,
+                    format!("duplicate nodePort: {}/{got}", key.0),
+                ));
+            }
+            seen.push(key);
+        }
+        if !ports.is_empty() {
+            svc.spec_mut().ports = Some(ports);
+        }
+        let now = port_numbers(&svc);
+        for p in old_ports {
+            if !now.contains(&p) {
+                op.release_deferred(p);
+            }
+        }
+    }
+    match (needs_health_check(old), needs_health_check(&svc)) {
+        (false, true) => {
+            let hc = svc.spec().health_check_node_port.unwrap_or(0);
+            if hc != 0 {
+                op.allocate(hc).map_err(|e| ServiceAllocError::Internal {
+                    message: format!("failed to allocate requested HealthCheck NodePort {hc}: {e}"),
+                    source: e,
+                })?;
+            } else {
+                let got = op.allocate_next(rng).map_err(|e| ServiceAllocError::Internal {
+                    message: format!("failed to allocate a HealthCheck NodePort {hc}: {e}"),
+                    source: e,
+                })?;
+                svc.spec_mut().health_check_node_port = Some(got);
+            }
+        }
+        (true, false) => {
+            if let Some(hc) = old.spec().health_check_node_port.filter(|&n| n != 0) {
+                op.release_deferred(hc);
+            }
+            svc.spec_mut().health_check_node_port = None;
+        }
+        _ => {}
+    }
+    op.commit();
+    Ok(svc)
+}
+
 /// Releases every node port of a Service being deleted, and its health-check port when it
 /// needs one.
 pub fn release_node_ports(alloc: &mut NodePortAllocator, service: &Service) {
@@ -505,6 +612,52 @@ mod tests {
         );
         assert_eq!(a, before);
         release_node_ports(&mut a, &got);
+        assert_eq!(a.used(), 0);
+    }
+
+    #[test]
+    fn update_node_ports_swaps_and_releases() {
+        let mut a = NodePortAllocator::parse("30000-30100").unwrap();
+        let mut rng = SplitMix64::new(4);
+        let port = |port, np| ServicePort {
+            port,
+            node_port: np,
+            ..ServicePort::default()
+        };
+        let old = svc(ServiceSpec {
+            type_: Some("NodePort".into()),
+            ports: Some(vec![port(80, None), port(443, Some(30010))]),
+            ..ServiceSpec::default()
+        });
+        let old = allocate_node_ports(&mut a, &old, &mut rng).unwrap();
+        let kept = old.spec().ports()[0].node_port;
+        // keep 80's node port, move 443 to 30020, add 8080, become Local LoadBalancer
+        let new = svc(ServiceSpec {
+            type_: Some("LoadBalancer".into()),
+            external_traffic_policy: Some("Local".into()),
+            ports: Some(vec![port(80, kept), port(443, Some(30020)), port(8080, None)]),
+            ..ServiceSpec::default()
+        });
+        let got = update_node_ports(&mut a, &old, &new, &mut rng).unwrap();
+        assert!(!a.has(30010));
+        assert!(a.has(30020) && a.has(kept.unwrap()));
+        assert!(got.spec().health_check_node_port.is_some());
+        assert_eq!(a.used(), 4);
+        // a refused update changes nothing
+        let before = a.clone();
+        let clash = svc(ServiceSpec {
+            type_: Some("NodePort".into()),
+            ports: Some(vec![port(80, Some(30020)), port(81, Some(30020))]),
+            ..ServiceSpec::default()
+        });
+        assert!(update_node_ports(&mut a, &got, &clash, &mut rng).is_err());
+        assert_eq!(a, before);
+        // back to ClusterIP: everything goes
+        let plain = svc(ServiceSpec {
+            ports: Some(vec![port(80, None)]),
+            ..ServiceSpec::default()
+        });
+        update_node_ports(&mut a, &got, &plain, &mut rng).unwrap();
         assert_eq!(a.used(), 0);
     }
 }
