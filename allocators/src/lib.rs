@@ -90,7 +90,7 @@ pub use repair::{
 pub use rng::SplitMix64;
 pub use service::{
     ClusterIpAllocator, ServiceAllocError, allocate_cluster_ips, allocate_node_ports, needs_health_check,
-    release_cluster_ips, release_node_ports,
+    release_cluster_ips, release_node_ports, update_node_ports,
 };
 pub use snapshot::{RangeAllocation, decode_base64, encode_base64};
 pub use sparse::SparseIpv6Range;
