@@ -249,11 +249,17 @@ impl AllocationBitmap {
                 current: self.range_spec.clone(),
             });
         }
-        let mut words = vec![0u64; data.len().div_ceil(8)];
-        for (i, &b) in data.iter().rev().enumerate() {
-            if let Some(w) = words.get_mut(i / 8) {
-                *w |= u64::from(b) << (8 * (i % 8));
-            }
+        // Big-endian bytes, least significant word last: take 8-byte chunks from the end.
+        let mut words = Vec::with_capacity(data.len().div_ceil(8));
+        let mut chunks = data.rchunks_exact(8);
+        for c in &mut chunks {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            words.push(u64::from_be_bytes(b));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            words.push(rest.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)));
         }
         while words.last() == Some(&0) {
             words.pop();

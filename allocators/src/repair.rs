@@ -183,14 +183,16 @@ fn event(
 fn run<T: Target>(
     leaks: &mut BTreeMap<T::Value, u32>,
     stored: &T,
-    uses: Vec<(String, Result<T::Value, RepairEvent>)>,
+    services: &[Service],
+    uses: Vec<(usize, Result<T::Value, RepairEvent>)>,
     names: &Names,
 ) -> Result<RepairReport<T>, RepairError> {
     let mut left = stored.clone();
     let mut rebuilt = stored.fresh();
     let mut new_leaks = leaks.clone();
     let mut events = Vec::new();
-    for (svc, used) in uses {
+    for (idx, used) in uses {
+        let key = || services.get(idx).map(|s| s.metadata.key()).unwrap_or_default();
         let v = match used {
             Ok(v) => v,
             Err(ev) => {
@@ -206,7 +208,7 @@ fn run<T: Target>(
                     events.push(event(
                         RepairFinding::NotAllocated,
                         names.not_allocated,
-                        &svc,
+                        &key(),
                         v,
                         format!("{} {v} is not allocated; repairing", names.what),
                     ));
@@ -217,7 +219,7 @@ fn run<T: Target>(
                 ErrorKind::Allocated => events.push(event(
                     RepairFinding::AlreadyAllocated,
                     names.already,
-                    &svc,
+                    &key(),
                     v,
                     format!(
                         "{} {v} was assigned to multiple services; please recreate service",
@@ -227,7 +229,7 @@ fn run<T: Target>(
                 ErrorKind::NotInRange => events.push(event(
                     RepairFinding::OutOfRange,
                     names.out_of_range,
-                    &svc,
+                    &key(),
                     v,
                     format!(
                         "{} {v} is not within the configured range {}; please recreate service",
@@ -243,7 +245,7 @@ fn run<T: Target>(
                 _ => {
                     return Err(RepairError::Unexpected {
                         value: v.to_string(),
-                        service: svc,
+                        service: key(),
                         source: e,
                     });
                 }
@@ -321,30 +323,31 @@ impl ClusterIpRepair {
     ) -> Result<RepairReport<ClusterIpRanges>, RepairError> {
         let families = stored.families();
         let mut uses = Vec::new();
-        for svc in services {
+        for (idx, svc) in services.iter().enumerate() {
             let spec = svc.spec();
             let primary = spec.cluster_ip.as_deref().unwrap_or("");
             if primary.is_empty() || primary == svcnet_model::CLUSTER_IP_NONE {
                 continue;
             }
-            let key = svc.metadata.key();
-            let ips: Vec<String> = match spec.cluster_ips.as_ref().filter(|v| !v.is_empty()) {
-                Some(v) => v.clone(),
-                None => vec![primary.to_owned()],
+            let key = || svc.metadata.key();
+            let listed = spec.cluster_ips.as_deref().filter(|v| !v.is_empty());
+            let ips: Box<dyn Iterator<Item = &str>> = match listed {
+                Some(v) => Box::new(v.iter().map(String::as_str)),
+                None => Box::new(std::iter::once(primary)),
             };
             for text in ips {
                 let item = match text.parse::<IpAddr>() {
                     Err(_) => Err(event(
                         RepairFinding::NotValid,
                         "ClusterIPNotValid",
-                        &key,
-                        &text,
+                        &key(),
+                        text,
                         format!("Cluster IP {text} is not a valid IP; please recreate service"),
                     )),
                     Ok(ip) if !families.contains(&IpFamily::of(ip)) => Err(event(
                         RepairFinding::UnknownFamily,
                         "ClusterIPNotAllocated",
-                        &key,
+                        &key(),
                         ip,
                         format!(
                             "Cluster IP [{}]: {ip} is of ip family that is no longer configured on cluster; please recreate service",
@@ -353,10 +356,10 @@ impl ClusterIpRepair {
                     )),
                     Ok(ip) => Ok(ip),
                 };
-                uses.push((key.clone(), item));
+                uses.push((idx, item));
             }
         }
-        run(&mut self.leaks, stored, uses, &IP_NAMES)
+        run(&mut self.leaks, stored, services, uses, &IP_NAMES)
     }
 }
 
@@ -413,13 +416,12 @@ impl NodePortRepair {
         services: &[Service],
     ) -> Result<RepairReport<NodePortAllocator>, RepairError> {
         let mut uses = Vec::new();
-        for svc in services {
-            let key = svc.metadata.key();
+        for (idx, svc) in services.iter().enumerate() {
             for p in service_node_ports(svc) {
-                uses.push((key.clone(), Ok(p)));
+                uses.push((idx, Ok(p)));
             }
         }
-        run(&mut self.leaks, stored, uses, &PORT_NAMES)
+        run(&mut self.leaks, stored, services, uses, &PORT_NAMES)
     }
 }
 
