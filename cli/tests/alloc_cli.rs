@@ -134,3 +134,15 @@ fn bad_scripts() {
     assert_eq!(run.code, 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn huge_repeats_and_ranges_finish() {
+    let script = json!({"kind": "node-port", "ranges": ["30000-30009"],
+        "ops": [{"op": "allocate-range", "from": -5, "to": 2_000_000_000},
+                {"op": "allocate-next", "repeat": 1_000_000_000_000u64}]});
+    let r = results(&run_script("huge", &script, &[]));
+    assert_eq!(r[0]["count"], 10);
+    assert_eq!(r[1]["count"], 0);
+    assert_eq!(r[1]["error"], "full");
+    assert_eq!(r[1]["failures"], 1_000_000_000_000u64);
+}

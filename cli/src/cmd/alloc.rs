@@ -204,6 +204,8 @@ fn repair_result(events: &[RepairEvent]) -> Res {
 struct NextRun {
     values: Vec<Value>,
     errors: Vec<AllocError>,
+    /// Failures after the range was found full, not run one by one (nothing could change).
+    more_full: u64,
     bands: Vec<bool>,
     outside: bool,
 }
@@ -231,6 +233,10 @@ impl NextRun {
                 };
                 m.insert("error".into(), json!(text));
                 m.insert("message".into(), json!(first.to_string()));
+                m.insert(
+                    "failures".into(),
+                    json!(self.errors.len() as u64 + self.more_full),
+                );
             }
         }
         if !self.bands.is_empty() {
@@ -366,7 +372,16 @@ impl Model {
         let within_net: Option<IpNet> = within.map(parse_cidr).transpose()?;
         let n = repeat.unwrap_or(1);
         let mut run = NextRun::default();
-        for _ in 0..n {
+        for i in 0..n {
+            if run
+                .errors
+                .last()
+                .is_some_and(|e| e.kind() == svcnet_allocators::ErrorKind::Full)
+            {
+                // A full allocator stays full: the remaining attempts fail the same way.
+                run.more_full = n - i;
+                break;
+            }
             let (got, upper) = match self {
                 Model::Ip { ranges, .. } => {
                     let fam = family_field(op)?
@@ -519,7 +534,14 @@ fn port_op(
         "allocate-range" => {
             let from = port_value(field(op, "from")?, "from")?;
             let to = port_value(field(op, "to")?, "to")?;
-            let count = (from..=to).filter(|&p| alloc.allocate(p).is_ok()).count();
+            // Ports outside the allocator's range always fail: only walk the overlap.
+            let pr = alloc.range();
+            let lo = i64::from(from).max(i64::from(pr.base));
+            let hi = i64::from(to).min(i64::from(pr.base) + i64::from(pr.size) - 1);
+            let count = (lo..=hi)
+                .filter_map(|p| i32::try_from(p).ok())
+                .filter(|&p| alloc.allocate(p).is_ok())
+                .count();
             let mut m = Map::new();
             m.insert("count".into(), json!(count));
             m
