@@ -78,8 +78,8 @@ pub use cluster_ip::{
 };
 pub use error::{AllocError, ErrorKind};
 pub use multi_cidr::{
-    DELETION_GRACE_SECONDS, DeletionDecision, IP_ALLOCATOR_CONTROLLER, IpAddressRecord, LABEL_IP_FAMILY,
-    LABEL_MANAGED_BY, MultiCidrAllocator, ServiceRef, TERMINATING_MESSAGE,
+    DELETION_GRACE_SECONDS, DeletionDecision, IP_ADDRESS_GRACE_SECONDS, IP_ALLOCATOR_CONTROLLER,
+    IpAddressRecord, LABEL_IP_FAMILY, LABEL_MANAGED_BY, MultiCidrAllocator, ServiceRef, TERMINATING_MESSAGE,
 };
 pub use net::{IpFamily, cluster_ip_band_offset, node_port_band_offset, parse_cidr, prefix_contains_ip};
 pub use ports::{NodePortAllocator, PortOperation, PortRange};

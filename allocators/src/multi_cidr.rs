@@ -10,15 +10,16 @@ use indexmap::IndexMap;
 use ipnet::IpNet;
 use rand_core::RngCore;
 use svcnet_model::{
-    Condition, IpAddress, IpAddressSpec, ObjectMeta, ParentReference, SERVICE_CIDR_CONDITION_READY,
+    Condition, IpAddress, IpAddressSpec, ObjectMeta, ParentReference, SERVICE_CIDR_CONDITION_READY, Service,
     ServiceCidr,
 };
 
 use crate::net::{
     cluster_ip_band_offset, contains_prefix, from_u128, host_bits, parse_cidr, prefix_contains_ip, to_u128,
 };
+use crate::repair::event;
 use crate::rng::uniform;
-use crate::{AllocError, IpFamily};
+use crate::{AllocError, IpFamily, RepairEvent, RepairFinding};
 
 /// Label naming the family of an IPAddress object.
 pub const LABEL_IP_FAMILY: &str = "ipaddress.kubernetes.io/ip-family";
@@ -28,6 +29,9 @@ pub const LABEL_MANAGED_BY: &str = "ipaddress.kubernetes.io/managed-by";
 pub const IP_ALLOCATOR_CONTROLLER: &str = "ipallocator.k8s.io";
 /// Seconds a deleted ServiceCIDR keeps its finalizer after the guard allows deletion.
 pub const DELETION_GRACE_SECONDS: u64 = 10;
+/// Seconds an IPAddress may point at a Service that does not exist yet before repair deletes
+/// it (the API server's request timeout).
+pub const IP_ADDRESS_GRACE_SECONDS: i64 = 60;
 /// Message of the `Ready=False` condition of a ServiceCIDR whose deletion is blocked.
 pub const TERMINATING_MESSAGE: &str =
     "There are still IPAddresses referencing the ServiceCIDR, please remove them or create a new ServiceCIDR";
@@ -60,6 +64,8 @@ pub struct IpAddressRecord {
     pub managed_by: Option<String>,
     /// The `ip-family` label.
     pub family_label: Option<String>,
+    /// `metadata.creationTimestamp` in seconds since the Unix epoch, when known.
+    pub created_at: Option<i64>,
 }
 
 impl IpAddressRecord {
@@ -74,7 +80,25 @@ impl IpAddressRecord {
             }),
             managed_by: Some(IP_ALLOCATOR_CONTROLLER.into()),
             family_label: Some(IpFamily::of(ip).as_str().into()),
+            created_at: None,
         }
+    }
+
+    fn parent_service(&self) -> Option<ServiceRef> {
+        let p = self.parent.as_ref()?;
+        (p.group.as_deref().unwrap_or("").is_empty() && p.resource.as_deref() == Some("services")).then(
+            || {
+                ServiceRef::new(
+                    p.namespace.clone().unwrap_or_default(),
+                    p.name.clone().unwrap_or_default(),
+                )
+            },
+        )
+    }
+
+    fn labels_ok(&self, ip: IpAddr) -> bool {
+        self.managed_by.as_deref() == Some(IP_ALLOCATOR_CONTROLLER)
+            && self.family_label.as_deref() == Some(IpFamily::of(ip).as_str())
     }
 
     fn is_managed_of(&self, family: IpFamily) -> bool {
@@ -286,6 +310,11 @@ impl MultiCidrAllocator {
                 parent: obj.spec.as_ref().and_then(|s| s.parent_ref.clone()),
                 managed_by: obj.metadata.label(LABEL_MANAGED_BY).map(str::to_owned),
                 family_label: obj.metadata.label(LABEL_IP_FAMILY).map(str::to_owned),
+                created_at: obj
+                    .metadata
+                    .creation_timestamp
+                    .as_deref()
+                    .and_then(parse_rfc3339_utc),
             },
         );
         Ok(())
@@ -496,6 +525,176 @@ impl MultiCidrAllocator {
         before - self.addresses.len()
     }
 
+    /// Sets the creation time (seconds since the Unix epoch) of the IPAddress of `ip`, used by
+    /// the grace period of [`repair_ip_addresses`](Self::repair_ip_addresses).
+    pub fn set_created_at(&mut self, ip: IpAddr, seconds: i64) {
+        if let Some(r) = self.addresses.get_mut(&ip) {
+            r.created_at = Some(seconds);
+        }
+    }
+
+    /// One full pass of the IPAddress repair loop (`RepairIPAddress`), at time `now` (seconds
+    /// since the Unix epoch):
+    ///
+    /// - each ClusterIP of each Service: outside every ServiceCIDR is reported; a missing
+    ///   IPAddress is created; one pointing at something else than a Service, or at a Service
+    ///   that does not exist, is recreated for this Service; one held by another Service that
+    ///   lists the same IP is reported as a duplicate; wrong labels are fixed;
+    /// - each IPAddress managed by the allocator: deleted when it points at no Service, at a
+    ///   Service that does not list it, or at a missing Service and is older than
+    ///   [`IP_ADDRESS_GRACE_SECONDS`] (or of unknown age).
+    ///
+    /// IPAddresses managed by other controllers are never touched.
+    pub fn repair_ip_addresses(&mut self, services: &[Service], now: i64) -> Vec<RepairEvent> {
+        let mut events = Vec::new();
+        let by_ref: BTreeMap<ServiceRef, &Service> = services
+            .iter()
+            .map(|s| (ServiceRef::new(s.metadata.namespace(), s.metadata.name()), s))
+            .collect();
+        let lists = |svc: &Service, ip: IpAddr| svc.cluster_ip_addrs().is_ok_and(|v| v.contains(&ip));
+        for svc in services {
+            let spec = svc.spec();
+            let primary = spec.cluster_ip.as_deref().unwrap_or("");
+            if primary.is_empty() || primary == svcnet_model::CLUSTER_IP_NONE {
+                continue;
+            }
+            let me = ServiceRef::new(svc.metadata.namespace(), svc.metadata.name());
+            let key = svc.metadata.key();
+            let texts: Vec<&str> = match spec.cluster_ips.as_deref().filter(|v| !v.is_empty()) {
+                Some(v) => v.iter().map(String::as_str).collect(),
+                None => vec![primary],
+            };
+            for text in texts {
+                let Ok(ip) = text.parse::<IpAddr>() else {
+                    events.push(event(
+                        RepairFinding::NotValid,
+                        "ClusterIPNotValid",
+                        &key,
+                        text,
+                        format!("Cluster IP {text} is not a valid IP; please recreate Service"),
+                    ));
+                    continue;
+                };
+                let fam = IpFamily::of(ip);
+                let covered = self
+                    .service_cidrs
+                    .values()
+                    .any(|o| o.cidrs.iter().any(|c| prefix_contains_ip(c, ip)));
+                if !covered {
+                    events.push(event(
+                        RepairFinding::OutOfRange,
+                        "ClusterIPOutOfRange",
+                        &key,
+                        ip,
+                        format!("Cluster IP [{fam}]: {ip} is not within any configured Service CIDR; please recreate service"),
+                    ));
+                    continue;
+                }
+                let Some(rec) = self.addresses.get(&ip).cloned() else {
+                    events.push(event(
+                        RepairFinding::NotAllocated,
+                        "ClusterIPNotAllocated",
+                        &key,
+                        ip,
+                        format!("Cluster IP [{fam}]: {ip} is not allocated; repairing"),
+                    ));
+                    self.addresses.insert(ip, IpAddressRecord::managed(ip, Some(&me)));
+                    continue;
+                };
+                let wrong =
+                    format!("the ClusterIP [{fam}]: {ip} for Service {key} has a wrong reference; repairing");
+                match rec.parent_service() {
+                    None => {
+                        events.push(event(RepairFinding::WrongReference, "ClusterIPNotAllocated", &key, ip, wrong));
+                        self.addresses.insert(ip, IpAddressRecord::managed(ip, Some(&me)));
+                        continue;
+                    }
+                    Some(owner) if owner != me => match by_ref.get(&owner) {
+                        None => {
+                            events.push(event(RepairFinding::WrongReference, "ClusterIPNotAllocated", &key, ip, wrong));
+                            self.addresses.insert(ip, IpAddressRecord::managed(ip, Some(&me)));
+                            continue;
+                        }
+                        Some(other) if lists(other, ip) => events.push(event(
+                            RepairFinding::AlreadyAllocated,
+                            "ClusterIPAlreadyAllocated",
+                            &key,
+                            ip,
+                            format!("Cluster IP [{fam}]:{ip} was assigned to multiple services; please recreate service"),
+                        )),
+                        Some(_) => {}
+                    },
+                    Some(_) => {}
+                }
+                if !rec.labels_ok(ip) {
+                    let owner = rec.parent_service().filter(|o| by_ref.contains_key(o));
+                    let mut fresh = IpAddressRecord::managed(ip, Some(owner.as_ref().unwrap_or(&me)));
+                    fresh.created_at = rec.created_at;
+                    self.addresses.insert(ip, fresh);
+                }
+            }
+        }
+        let managed: Vec<(IpAddr, IpAddressRecord)> = self
+            .addresses
+            .iter()
+            .filter(|(_, r)| r.managed_by.as_deref() == Some(IP_ALLOCATOR_CONTROLLER))
+            .map(|(ip, r)| (*ip, r.clone()))
+            .collect();
+        for (ip, rec) in managed {
+            let Some(owner) = rec.parent_service() else {
+                events.push(event(
+                    RepairFinding::WrongReference,
+                    "IPAddressNotAllocated",
+                    "",
+                    ip,
+                    format!(
+                        "IPAddress {ip} appears to have been modified, not referencing a Service: cleaning up"
+                    ),
+                ));
+                self.addresses.remove(&ip);
+                continue;
+            };
+            let owner_key = format!("{}/{}", owner.namespace, owner.name);
+            match by_ref.get(&owner) {
+                None => {
+                    let age = rec.created_at.map(|c| now.saturating_sub(c));
+                    if age.is_none_or(|a| a > IP_ADDRESS_GRACE_SECONDS) {
+                        events.push(event(
+                            RepairFinding::LeakCleaned,
+                            "IPAddressNotAllocated",
+                            &owner_key,
+                            ip,
+                            format!(
+                                "IPAddress: {ip} for Service {owner_key} appears to have leaked: cleaning up"
+                            ),
+                        ));
+                        self.addresses.remove(&ip);
+                    } else {
+                        events.push(event(
+                            RepairFinding::LeakFlagged,
+                            "LeakFlagged",
+                            &owner_key,
+                            ip,
+                            format!("IPAddress: {ip} for Service {owner_key} has no Service yet; checking again after the grace period"),
+                        ));
+                    }
+                }
+                Some(svc) if !lists(svc, ip) => {
+                    events.push(event(
+                        RepairFinding::WrongReference,
+                        "IPAddressWrongReference",
+                        &owner_key,
+                        ip,
+                        format!("IPAddress: {ip} for Service {owner_key} has a wrong reference; cleaning up"),
+                    ));
+                    self.addresses.remove(&ip);
+                }
+                Some(_) => {}
+            }
+        }
+        events
+    }
+
     /// `canDeleteCIDR`: true when every CIDR of ServiceCIDR `name` lies inside another
     /// ServiceCIDR, or no managed IPAddress depends on this ServiceCIDR alone.
     pub fn can_delete_cidr(&self, name: &str) -> Result<bool, AllocError> {
@@ -548,6 +747,49 @@ impl MultiCidrAllocator {
         }
         Ok(DeletionDecision::RemoveFinalizer)
     }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)` to seconds since the Unix epoch.
+fn parse_rfc3339_utc(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = s.get(r)?;
+        t.bytes().all(|c| c.is_ascii_digit()).then(|| t.parse().ok())?
+    };
+    if b.len() < 20 || b.get(4) != Some(&b'-') || b.get(7) != Some(&b'-') || b.get(13) != Some(&b':') {
+        return None;
+    }
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
+        return None;
+    }
+    let mut rest = s.get(19..)?;
+    if let Some(r) = rest.strip_prefix('.') {
+        rest = r.trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    let offset = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match rest.as_bytes().first()? {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let oh: i64 = rest.get(1..3)?.parse().ok()?;
+            let om: i64 = rest.get(4..6)?.parse().ok()?;
+            sign * (oh * 3600 + om * 60)
+        }
+    };
+    // days from civil (Howard Hinnant's algorithm)
+    let y = if mo <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (mo + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + h * 3600 + mi * 60 + se - offset)
 }
 
 #[cfg(test)]
@@ -641,5 +883,69 @@ mod tests {
             .unwrap();
         assert!(m.has(got));
         assert_eq!(m.free(IpFamily::V6), u64::MAX - 1);
+    }
+
+    #[test]
+    fn rfc3339() {
+        assert_eq!(parse_rfc3339_utc("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(parse_rfc3339_utc("2024-02-29T12:00:00Z"), Some(1_709_208_000));
+        assert_eq!(
+            parse_rfc3339_utc("2024-02-29T13:00:00.5+01:00"),
+            Some(1_709_208_000)
+        );
+        assert_eq!(parse_rfc3339_utc("yesterday"), None);
+    }
+
+    fn service(name: &str, ips: &[&str]) -> Service {
+        Service {
+            metadata: ObjectMeta {
+                namespace: Some("ns".into()),
+                name: Some(name.into()),
+                ..ObjectMeta::default()
+            },
+            spec: Some(svcnet_model::ServiceSpec {
+                cluster_ip: ips.first().map(|s| s.to_string()),
+                cluster_ips: Some(ips.iter().map(|s| s.to_string()).collect()),
+                ..Default::default()
+            }),
+            ..Service::default()
+        }
+    }
+
+    #[test]
+    fn ip_address_repair() {
+        let mut m = MultiCidrAllocator::new(&[IpFamily::V4]);
+        m.add_service_cidr("kubernetes", &["10.0.0.0/24"], true).unwrap();
+        let a = ServiceRef::new("ns", "a");
+        let gone = ServiceRef::new("ns", "gone");
+        m.allocate(ip("10.0.0.2"), Some(&a)).unwrap();
+        m.allocate(ip("10.0.0.3"), Some(&gone)).unwrap();
+        m.allocate(ip("10.0.0.4"), Some(&gone)).unwrap();
+        m.set_created_at(ip("10.0.0.4"), 990);
+        m.allocate(ip("10.0.0.5"), Some(&a)).unwrap();
+        let services = vec![
+            service("a", &["10.0.0.2"]),
+            service("b", &["10.0.0.9"]),
+            service("c", &["10.0.0.2"]),
+            service("d", &["192.168.0.1"]),
+        ];
+        let ev = m.repair_ip_addresses(&services, 1000);
+        let got: Vec<(&str, String)> = ev.iter().map(|e| (e.reason, e.value.clone())).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("ClusterIPNotAllocated", "10.0.0.9".to_string()),
+                ("ClusterIPAlreadyAllocated", "10.0.0.2".to_string()),
+                ("ClusterIPOutOfRange", "192.168.0.1".to_string()),
+                ("IPAddressNotAllocated", "10.0.0.3".to_string()),
+                ("LeakFlagged", "10.0.0.4".to_string()),
+                ("IPAddressWrongReference", "10.0.0.5".to_string()),
+            ]
+        );
+        assert!(m.has(ip("10.0.0.9")) && m.has(ip("10.0.0.4")));
+        assert!(!m.has(ip("10.0.0.3")) && !m.has(ip("10.0.0.5")));
+        let ev = m.repair_ip_addresses(&services, 1100);
+        assert!(ev.iter().any(|e| e.finding == RepairFinding::LeakCleaned));
+        assert!(!m.has(ip("10.0.0.4")));
     }
 }

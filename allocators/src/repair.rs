@@ -30,8 +30,12 @@ pub enum RepairFinding {
     UnknownFamily,
     /// Recorded but used by no Service: kept for now, counted.
     LeakFlagged,
-    /// Recorded, used by no Service for the third run in a row: freed.
+    /// Recorded, used by no Service for the third run in a row (bitmap), or an IPAddress
+    /// whose Service is gone past the grace period (multi-CIDR): freed.
     LeakCleaned,
+    /// An IPAddress points at something other than the Service using the IP, or at a Service
+    /// that does not use it: recreated or deleted.
+    WrongReference,
 }
 
 /// One finding of a repair run, with the Kubernetes event reason where there is one.
@@ -164,7 +168,7 @@ const PORT_NAMES: Names = Names {
     what: "Port",
 };
 
-fn event(
+pub(crate) fn event(
     finding: RepairFinding,
     reason: &'static str,
     service: &str,

@@ -146,3 +146,21 @@ fn huge_repeats_and_ranges_finish() {
     assert_eq!(r[1]["error"], "full");
     assert_eq!(r[1]["failures"], 1_000_000_000_000u64);
 }
+
+#[test]
+fn multi_cidr_repair_recreates_and_cleans() {
+    let script = json!({"kind": "multi-cidr", "family": "IPv4",
+        "service_cidrs": [{"name": "kubernetes", "cidrs": ["10.0.0.0/24"]}],
+        "ip_addresses": ["10.0.0.7"],
+        "ops": [{"op": "repair", "services": [{"namespace": "a", "name": "a", "cluster_ips": ["10.0.0.9"]}]},
+                {"op": "for-each"}]});
+    let r = results(&run_script("mcrepair", &script, &[]));
+    let reasons: Vec<&str> = r[0]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(reasons, vec!["ClusterIPNotAllocated", "IPAddressNotAllocated"]);
+    assert_eq!(r[1]["value"], json!(["10.0.0.9"]));
+}

@@ -627,6 +627,11 @@ fn multi_op(
             ok()
         }
         "can-delete-cidr" => value(json!(alloc.can_delete_cidr(str_field(op, "name")?)?)),
+        "repair" => {
+            let services = repair_services(op)?;
+            let now = op.get("now").and_then(Value::as_i64).unwrap_or(0);
+            repair_result(&alloc.repair_ip_addresses(&services, now))
+        }
         "cidrs" => value(json!(
             alloc
                 .cidrs(fam)
