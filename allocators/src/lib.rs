@@ -22,8 +22,9 @@
 //! - [`NodePortAllocator`] and [`PortOperation`]: node ports and the all-or-nothing transaction.
 //! - [`MultiCidrAllocator`]: ServiceCIDRs, readiness, overlaps, IPAddress records, and the
 //!   ServiceCIDR deletion guard.
-//! - [`allocate_cluster_ips`] / [`allocate_node_ports`] / [`update_node_ports`]: what Service
-//!   creation (and a node-port update) takes, per `ipFamilyPolicy`, all or nothing.
+//! - [`allocate_cluster_ips`] / [`allocate_node_ports`], [`update_cluster_ips`] /
+//!   [`update_node_ports`]: what Service creation and update take, per `ipFamilyPolicy`, all
+//!   or nothing.
 //! - [`ClusterIpRepair`] / [`NodePortRepair`]: the repair loops, with leak grace counting.
 //! - [`SparseIpv6Range`]: beyond Kubernetes, an IPv6 range up to a /64 whose memory grows with
 //!   what is taken.
@@ -90,7 +91,7 @@ pub use repair::{
 pub use rng::SplitMix64;
 pub use service::{
     ClusterIpAllocator, ServiceAllocError, allocate_cluster_ips, allocate_node_ports, needs_health_check,
-    release_cluster_ips, release_node_ports, update_node_ports,
+    release_cluster_ips, release_node_ports, update_cluster_ips, update_node_ports,
 };
 pub use snapshot::{RangeAllocation, decode_base64, encode_base64};
 pub use sparse::SparseIpv6Range;

@@ -279,6 +279,147 @@ pub fn allocate_cluster_ips<A: ClusterIpAllocator + ?Sized>(
     Ok(svc)
 }
 
+/// Updates the ClusterIPs of a Service from `old` to `new`, all or nothing (`updateClusterIPs`):
+///
+/// - to `ExternalName`: every IP of `old` is released;
+/// - from `ExternalName` (or from a Service that had none): allocated as on creation;
+/// - headless: nothing;
+/// - a policy that asks for two families on a dual-stack cluster, where `old` has one IP:
+///   the secondary is allocated (the given `clusterIPs[1]`, or a free one);
+/// - `SingleStack` where `old` has two IPs: the secondary is released;
+/// - `PreferDualStack` with unchanged IPs and families: never upgraded nor downgraded.
+///
+/// `clusterIPs[0]` cannot change. Releases happen only when everything else succeeded.
+pub fn update_cluster_ips<A: ClusterIpAllocator + ?Sized>(
+    alloc: &mut A,
+    old: &Service,
+    new: &Service,
+    rng: &mut dyn RngCore,
+) -> Result<Service, ServiceAllocError> {
+    let old_ips: Vec<IpAddr> = old.cluster_ip_addrs().unwrap_or_default();
+    if new.type_() == service_type::EXTERNAL_NAME {
+        for ip in old_ips {
+            alloc.release_ip(ip);
+        }
+        return Ok(new.clone());
+    }
+    if old.type_() == service_type::EXTERNAL_NAME || (old_ips.is_empty() && !old.is_headless()) {
+        return allocate_cluster_ips(alloc, new, rng);
+    }
+    let mut svc = new.clone();
+    if old.is_headless() || svc.is_headless() {
+        return Ok(svc);
+    }
+    let old_texts: Vec<String> = old_ips.iter().map(IpAddr::to_string).collect();
+    let old_families: Vec<String> = old_ips
+        .iter()
+        .map(|ip| IpFamily::of(*ip).as_str().to_owned())
+        .collect();
+    let configured = alloc.configured_families();
+    let spec = svc.spec_mut();
+    let given: Vec<String> = spec
+        .cluster_ips
+        .clone()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| {
+            spec.cluster_ip
+                .iter()
+                .filter(|s| !s.is_empty())
+                .cloned()
+                .collect()
+        });
+    if let Some(first) = given.first()
+        && first.parse::<IpAddr>().ok() != old_ips.first().copied()
+    {
+        return Err(invalid("spec.clusterIPs[0]", first, "may not change once set"));
+    }
+    let policy = spec
+        .ip_family_policy
+        .clone()
+        .or_else(|| old.spec().ip_family_policy.clone())
+        .unwrap_or_else(|| ip_family_policy::SINGLE_STACK.to_owned());
+    spec.ip_family_policy = Some(policy.clone());
+    let given_families = spec.ip_families.clone().unwrap_or_default();
+    let unchanged = (given.is_empty() || given == old_texts)
+        && (given_families.is_empty() || given_families == old_families);
+    let mut ips: Vec<String> = if given.is_empty() {
+        old_texts.clone()
+    } else {
+        given.clone()
+    };
+    let mut release = Vec::new();
+    let wants_two = policy == ip_family_policy::REQUIRE_DUAL_STACK
+        || (policy == ip_family_policy::PREFER_DUAL_STACK && !unchanged)
+        || given_families.len() == 2
+        || given.len() == 2;
+    if policy == ip_family_policy::REQUIRE_DUAL_STACK && configured.len() < 2 {
+        return Err(invalid(
+            "spec.ipFamilyPolicy",
+            &policy,
+            "this cluster is not configured for dual-stack services",
+        ));
+    }
+    if policy == ip_family_policy::SINGLE_STACK {
+        if given.len() == 2 || given_families.len() == 2 {
+            return Err(invalid(
+                "spec.ipFamilyPolicy",
+                &policy,
+                "must be 'RequireDualStack' or 'PreferDualStack' when multiple cluster IPs or IP families are specified",
+            ));
+        }
+        if let Some(second) = old_ips.get(1) {
+            release.push(*second);
+            ips.truncate(1);
+        }
+    } else if let [only] = old_ips.as_slice()
+        && wants_two
+        && configured.len() > 1
+    {
+        let first = IpFamily::of(*only);
+        let fam = if first == IpFamily::V4 {
+            IpFamily::V6
+        } else {
+            IpFamily::V4
+        };
+        let owner = ServiceRef::new(svc.metadata.namespace(), svc.metadata.name());
+        let got = match given.get(1).filter(|s| !s.is_empty()) {
+            Some(text) => {
+                let ip: IpAddr = text
+                    .parse()
+                    .map_err(|_| invalid("spec.clusterIPs[1]", text, "must be a valid IP address"))?;
+                alloc.allocate_ip(ip, &owner).map(|_| ip).map_err(|e| {
+                    invalid(
+                        "spec.clusterIPs",
+                        format!("{given:?}"),
+                        format!("failed to allocate IP {text}: {e}"),
+                    )
+                })?
+            }
+            None => alloc
+                .allocate_next_ip(fam, &owner, rng)
+                .map_err(|e| ServiceAllocError::Internal {
+                    message: format!("failed to allocate a serviceIP: {e}"),
+                    source: e,
+                })?,
+        };
+        ips.truncate(1);
+        ips.push(got.to_string());
+    }
+    let families: Vec<String> = ips
+        .iter()
+        .filter_map(|t| family_of_text(t))
+        .map(|f| f.as_str().to_owned())
+        .collect();
+    let spec = svc.spec_mut();
+    spec.cluster_ip = ips.first().cloned();
+    spec.cluster_ips = Some(ips);
+    spec.ip_families = Some(families);
+    for ip in release {
+        alloc.release_ip(ip);
+    }
+    Ok(svc)
+}
+
 /// Releases every ClusterIP of a Service being deleted.
 pub fn release_cluster_ips<A: ClusterIpAllocator + ?Sized>(alloc: &mut A, service: &Service) {
     if let Ok(ips) = service.cluster_ip_addrs() {
@@ -659,5 +800,47 @@ mod tests {
         });
         update_node_ports(&mut a, &got, &plain, &mut rng).unwrap();
         assert_eq!(a.used(), 0);
+    }
+
+    #[test]
+    fn update_upgrades_and_downgrades() {
+        let mut a = ClusterIpRanges::parse(&["10.0.0.0/28", "fd00::/124"]).unwrap();
+        let mut rng = SplitMix64::new(8);
+        let single = svc(ServiceSpec::default());
+        let single = allocate_cluster_ips(&mut a, &single, &mut rng).unwrap();
+        assert_eq!(single.spec().cluster_ips.as_ref().unwrap().len(), 1);
+        // PreferDualStack on its own, nothing else changed: upgraded because the policy changed
+        let mut up = single.clone();
+        up.spec_mut().ip_family_policy = Some("RequireDualStack".into());
+        let up = update_cluster_ips(&mut a, &single, &up, &mut rng).unwrap();
+        assert_eq!(up.spec().cluster_ips.as_ref().unwrap().len(), 2);
+        assert_eq!(
+            up.spec().ip_families.as_ref().unwrap(),
+            &vec!["IPv4".to_string(), "IPv6".to_string()]
+        );
+        assert_eq!(a.get(IpFamily::V6).unwrap().used(), 1);
+        // PreferDualStack with the same IPs and families stays as it is
+        let mut same = up.clone();
+        same.spec_mut().ip_family_policy = Some("PreferDualStack".into());
+        let same = update_cluster_ips(&mut a, &up, &same, &mut rng).unwrap();
+        assert_eq!(same.spec().cluster_ips, up.spec().cluster_ips);
+        // downgrade releases the secondary
+        let mut down = same.clone();
+        down.spec_mut().ip_family_policy = Some("SingleStack".into());
+        down.spec_mut().cluster_ips = None;
+        down.spec_mut().ip_families = None;
+        let down = update_cluster_ips(&mut a, &same, &down, &mut rng).unwrap();
+        assert_eq!(down.spec().cluster_ips.as_ref().unwrap().len(), 1);
+        assert_eq!(a.get(IpFamily::V6).unwrap().used(), 0);
+        // the primary cannot change; ExternalName releases everything
+        let mut moved = down.clone();
+        moved.spec_mut().cluster_ips = Some(vec!["10.0.0.14".into()]);
+        let before = a.clone();
+        assert!(update_cluster_ips(&mut a, &down, &moved, &mut rng).is_err());
+        assert_eq!(a, before);
+        let mut ext = down.clone();
+        ext.spec_mut().type_ = Some("ExternalName".into());
+        update_cluster_ips(&mut a, &down, &ext, &mut rng).unwrap();
+        assert_eq!(a.get(IpFamily::V4).unwrap().used(), 0);
     }
 }
