@@ -53,7 +53,7 @@ impl ClusterIpRange {
         let max = usize::try_from(legacy_max(&cidr)).unwrap_or(usize::MAX);
         let offset = usize::try_from(cluster_ip_band_offset(&cidr)).unwrap_or(0);
         ClusterIpRange {
-            base: to_u128(cidr.network()) + 1,
+            base: to_u128(cidr.network()).saturating_add(1),
             bitmap: AllocationBitmap::with_offset(max, cidr.to_string(), offset),
             cidr,
         }

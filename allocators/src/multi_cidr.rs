@@ -139,7 +139,7 @@ impl CidrEntry {
         } else {
             (1u64 << hb) - 1
         };
-        let first = to_u128(net.network()) + 1;
+        let first = to_u128(net.network()).saturating_add(1);
         let bcast = to_u128(net.broadcast());
         Some(CidrEntry {
             names: BTreeSet::new(),
@@ -367,7 +367,7 @@ impl MultiCidrAllocator {
         self.entries
             .iter()
             .find(|(n, _)| prefix_contains_ip(n, ip))
-            .map(|(n, e)| (*n, to_u128(ip) >= e.first + u128::from(e.offset)))
+            .map(|(n, e)| (*n, to_u128(ip) >= e.first.saturating_add(u128::from(e.offset))))
     }
 
     fn covering(&self, ip: IpAddr, ready_only: bool) -> Option<&CidrEntry> {

@@ -62,7 +62,7 @@ impl SparseIpv6Range {
         let hb = 128 - u32::from(net.prefix_len());
         let max = if hb == 64 { u64::MAX } else { (1u64 << hb) - 1 };
         Ok(SparseIpv6Range {
-            base: u128::from(net.network()) + 1,
+            base: u128::from(net.network()).saturating_add(1),
             max,
             offset: cluster_ip_band_offset(&IpNet::V6(net)).min(max),
             taken: SortedBlocks::default(),

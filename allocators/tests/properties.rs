@@ -297,3 +297,39 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn extreme_ranges_do_not_panic() {
+    let mut rng = SplitMix64::new(1);
+    for cidr in [
+        "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128",
+        "ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe/127",
+        "ffff:ffff:ffff:ffff::/64",
+        "255.255.255.255/32",
+        "255.255.255.254/31",
+        "255.255.255.0/24",
+        "0.0.0.0/0",
+        "::/0",
+        "0.0.0.0/1",
+        "::/1",
+    ] {
+        let net: IpNet = cidr.parse().unwrap();
+        let mut r = ClusterIpRange::new(net);
+        let _ = r.allocate_next(&mut rng);
+        let _ = r.allocate(net.broadcast());
+        let _ = r.allocate(net.network());
+        r.release(net.broadcast());
+        let _ = ClusterIpRange::from_snapshot(&r.snapshot()).unwrap();
+        let mut m = MultiCidrAllocator::new(&[IpFamily::of_net(&net)]);
+        m.add_service_cidr("x", &[cidr], true).unwrap();
+        let fam = IpFamily::of_net(&net);
+        let _ = m.allocate_next(fam, None, &mut rng);
+        let _ = m.allocate(net.broadcast(), None);
+        let _ = (m.free(fam), m.used(fam), m.can_delete_cidr("x"));
+        if let Ok(mut s) = SparseIpv6Range::parse(cidr) {
+            let _ = s.allocate_next(&mut rng);
+            let _ = s.allocate(net.broadcast());
+            assert!(s.used() <= s.size());
+        }
+    }
+}
