@@ -55,10 +55,10 @@ fn check(case: &Value, dir: &std::path::Path) -> Result<(), String> {
     let exp = &case["expect"];
     let (c, u, d) = (arr(&plan["create"]), arr(&plan["update"]), arr(&plan["delete"]));
     for (k, got) in [("creates", &c), ("updates", &u), ("deletes", &d)] {
-        if let Some(n) = exp.get(k).and_then(Value::as_u64) {
-            if got.len() as u64 != n {
-                return Err(format!("{k}={}, want {n}", got.len()));
-            }
+        if let Some(n) = exp.get(k).and_then(Value::as_u64)
+            && got.len() as u64 != n
+        {
+            return Err(format!("{k}={}, want {n}", got.len()));
         }
     }
     let before: BTreeMap<String, Value> = arr(&case["input"]["items"])
@@ -85,10 +85,10 @@ fn check(case: &Value, dir: &std::path::Path) -> Result<(), String> {
             return Err(format!("endpoints per slice {counts:?}, want {want:?}"));
         }
     }
-    if let Some(want) = exp.get("error") {
-        if truthy(&plan["error"]) != truthy(want) {
-            return Err(format!("error={}, want {want}", plan["error"]));
-        }
+    if let Some(want) = exp.get("error")
+        && truthy(&plan["error"]) != truthy(want)
+    {
+        return Err(format!("error={}, want {want}", plan["error"]));
     }
     if let Some(want) = exp.get("address_types") {
         let mut got: Vec<String> = after
@@ -97,7 +97,10 @@ fn check(case: &Value, dir: &std::path::Path) -> Result<(), String> {
             .collect();
         got.sort();
         got.dedup();
-        let mut want: Vec<String> = arr(want).iter().filter_map(|v| v.as_str().map(str::to_owned)).collect();
+        let mut want: Vec<String> = arr(want)
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect();
         want.sort();
         if got != want {
             return Err(format!("address types {got:?}, want {want:?}"));
@@ -154,7 +157,10 @@ fn check(case: &Value, dir: &std::path::Path) -> Result<(), String> {
         }
     }
     if let Some(want) = exp.get("endpoints_added").and_then(Value::as_u64) {
-        let old: Vec<Value> = endpoints_of(before.values()).iter().map(|e| e["addresses"].clone()).collect();
+        let old: Vec<Value> = endpoints_of(before.values())
+            .iter()
+            .map(|e| e["addresses"].clone())
+            .collect();
         let added = endpoints_of(&after)
             .iter()
             .filter(|e| !old.contains(&e["addresses"]))
