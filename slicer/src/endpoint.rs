@@ -6,6 +6,7 @@ use std::net::Ipv6Addr;
 use smallvec::SmallVec;
 use svcnet_model::{Endpoint, EndpointConditions, ObjectReference, Pod, Service, address_type, pod_phase};
 
+use crate::hash::Hash128;
 use crate::nodes::{NodeLookup, NodeZones};
 
 /// The two address families the controller writes slices for.
@@ -194,63 +195,45 @@ pub(crate) fn check_node<'a>(nodes: &'a NodeZones, pod: &Pod) -> NodeCheck<'a> {
     }
 }
 
-/// The identity of an endpoint: a 128-bit FNV-1a hash of its sorted addresses, its hostname and
+/// The identity of an endpoint: a 128-bit hash of its sorted addresses, its hostname and
 /// its target's namespace and name, as Kubernetes' `EndpointSet` keys endpoints. Two endpoints
 /// with the same identity are "the same endpoint"; other fields may differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EndpointId(pub u128);
 
-const FNV_OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
-const FNV_PRIME: u128 = 0x0000000001000000000000000000013B;
-
-struct Fnv(u128);
-
-impl Fnv {
-    fn bytes(&mut self, b: &[u8]) {
-        for &x in b {
-            self.0 ^= u128::from(x);
-            self.0 = self.0.wrapping_mul(FNV_PRIME);
-        }
-    }
-    fn field(&mut self, s: &str) {
-        self.bytes(&(s.len() as u64).to_le_bytes());
-        self.bytes(s.as_bytes());
-    }
-}
-
 impl EndpointId {
     /// The identity of `ep`.
     pub fn of(ep: &Endpoint) -> EndpointId {
-        let mut h = Fnv(FNV_OFFSET);
+        let mut h = Hash128::new();
         let tr = ep.target_ref.as_ref();
         let ns = tr.and_then(|t| t.namespace.as_deref()).unwrap_or("");
         let name = tr.and_then(|t| t.name.as_deref()).unwrap_or("");
         let hostname = ep.hostname.as_deref().unwrap_or("");
-        h.bytes(&(ep.addresses.len() as u64).to_le_bytes());
+        h.field(&(ep.addresses.len() as u64).to_le_bytes());
         if ep.addresses.len() <= 1 || ep.addresses.windows(2).all(|w| w[0] <= w[1]) {
             for a in &ep.addresses {
-                h.field(a);
+                h.field(a.as_bytes());
             }
         } else {
             let mut sorted: SmallVec<[&str; 4]> = ep.addresses.iter().map(String::as_str).collect();
             sorted.sort_unstable();
             for a in sorted {
-                h.field(a);
+                h.field(a.as_bytes());
             }
         }
-        h.field(hostname);
-        h.field(ns);
-        h.field(name);
-        EndpointId(h.0)
+        h.field(hostname.as_bytes());
+        h.field(ns.as_bytes());
+        h.field(name.as_bytes());
+        EndpointId(h.finish())
     }
 }
 
 /// A 128-bit key for a Pod's namespace and name.
 pub(crate) fn pod_key(namespace: &str, name: &str) -> u128 {
-    let mut h = Fnv(FNV_OFFSET);
-    h.field(namespace);
-    h.field(name);
-    h.0
+    let mut h = Hash128::new();
+    h.field(namespace.as_bytes());
+    h.field(name.as_bytes());
+    h.finish()
 }
 
 fn opt_str_eq(a: &Option<String>, b: &Option<String>) -> bool {

@@ -68,6 +68,7 @@
 
 mod endpoint;
 mod error;
+mod hash;
 mod legacy;
 mod mirror;
 mod names;

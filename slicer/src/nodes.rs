@@ -1,14 +1,14 @@
 //! The Nodes the slicer looks Pods' zones up in.
 
-use std::collections::HashMap;
-
 use svcnet_model::Node;
+
+use crate::hash::FastMap;
 
 /// Node names with their zone label (`topology.kubernetes.io/zone`), for endpoint zones and for
 /// noticing Pods on Nodes that do not exist.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeZones {
-    zones: HashMap<String, Option<String>>,
+    zones: FastMap<String, Option<String>>,
 }
 
 pub(crate) enum NodeLookup<'a> {

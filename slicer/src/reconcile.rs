@@ -6,7 +6,7 @@
 //! input gives the same plan: port groups in sorted port-list order, slices in the order they
 //! were given (new ones after), desired endpoints in Pod order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use smallvec::SmallVec;
 use svcnet_model::{Endpoint, EndpointSlice, Pod, Service};
@@ -16,6 +16,7 @@ use crate::endpoint::{
     pod_is_endpoint_candidate, pod_key, should_set_hostname,
 };
 use crate::error::SliceError;
+use crate::hash::FastMap;
 use crate::names::NameSource;
 use crate::nodes::NodeZones;
 use crate::plan::{Plan, SyncError};
@@ -28,6 +29,8 @@ const TRIGGER_TIME: &str = "endpoints.kubernetes.io/last-change-trigger-time";
 #[derive(Debug, Clone)]
 struct Entry {
     slice: EndpointSlice,
+    /// The identity of each endpoint, in order.
+    ids: Vec<EndpointId>,
     family: Option<Family>,
     key: u32,
     owned: bool,
@@ -37,7 +40,7 @@ struct Entry {
 #[derive(Debug, Clone, Default)]
 struct Keys {
     keys: Vec<PortKey>,
-    ids: HashMap<PortKey, u32>,
+    ids: FastMap<PortKey, u32>,
 }
 
 impl Keys {
@@ -73,12 +76,21 @@ struct PodEntry {
 #[derive(Debug, Default)]
 struct DesiredSet {
     eps: Vec<Option<(EndpointId, Endpoint)>>,
-    index: HashMap<EndpointId, usize>,
+    index: FastMap<EndpointId, usize>,
     remaining: usize,
     cursor: usize,
 }
 
 impl DesiredSet {
+    fn with_capacity(n: usize) -> Self {
+        DesiredSet {
+            eps: Vec::with_capacity(n),
+            index: FastMap::with_capacity_and_hasher(n, Default::default()),
+            remaining: 0,
+            cursor: 0,
+        }
+    }
+
     fn insert(&mut self, id: EndpointId, ep: Endpoint) {
         if let Some(&i) = self.index.get(&id) {
             if let Some(slot) = self.eps.get_mut(i) {
@@ -145,14 +157,14 @@ pub struct ServiceSlices {
     info: ServiceInfo,
     options: Options,
     slices: BTreeMap<u32, Entry>,
-    by_name: HashMap<String, u32>,
+    by_name: FastMap<String, u32>,
     next_seq: u32,
     keys: Keys,
     /// Pods considered per port group (a group is desired while this is non-zero).
-    members: HashMap<u32, usize>,
-    pods: HashMap<u128, PodEntry>,
+    members: FastMap<u32, usize>,
+    pods: FastMap<u128, PodEntry>,
     pending_pods: Vec<(u128, PodEntry)>,
-    index: Option<HashMap<(Family, EndpointId), u32>>,
+    index: Option<FastMap<(Family, EndpointId), u32>>,
 }
 
 impl ServiceSlices {
@@ -169,11 +181,11 @@ impl ServiceSlices {
             info,
             options,
             slices: BTreeMap::new(),
-            by_name: HashMap::new(),
+            by_name: FastMap::default(),
             next_seq: 0,
             keys: Keys::default(),
-            members: HashMap::new(),
-            pods: HashMap::new(),
+            members: FastMap::default(),
+            pods: FastMap::default(),
             pending_pods: Vec::new(),
             index: None,
         };
@@ -207,8 +219,10 @@ impl ServiceSlices {
         let family = Family::from_address_type(&slice.address_type);
         let key = self.keys.intern(PortKey::of(slice.ports()));
         let owned = self.info.owns(&slice);
+        let ids = slice.endpoints().iter().map(EndpointId::of).collect();
         Entry {
             slice,
+            ids,
             family,
             key,
             owned,
@@ -229,7 +243,7 @@ impl ServiceSlices {
     // ----- desired state -------------------------------------------------------------------
 
     /// The port group of a Pod, cached per resolution.
-    fn group_of(&mut self, pod: &Pod, cache: &mut HashMap<Resolution, u32>) -> u32 {
+    fn group_of(&mut self, pod: &Pod, cache: &mut FastMap<Resolution, u32>) -> u32 {
         let res = resolve(&self.info.service, pod);
         if let Some(&k) = cache.get(&res) {
             return k;
@@ -303,13 +317,15 @@ impl ServiceSlices {
         &mut self,
         pods: impl IntoIterator<Item = &'a Pod>,
         nodes: &NodeZones,
-    ) -> (Draft, HashMap<u32, usize>, Vec<(u128, PodEntry)>) {
+    ) -> (Draft, FastMap<u32, usize>, Vec<(u128, PodEntry)>) {
         let families = self.info.families.clone();
-        let mut desired: HashMap<(Family, u32), DesiredSet> = HashMap::new();
-        let mut members: HashMap<u32, usize> = HashMap::new();
-        let mut pod_entries: Vec<(u128, PodEntry)> = Vec::new();
+        let pods: Vec<&Pod> = pods.into_iter().collect();
+        let n_pods = pods.len();
+        let mut desired: FastMap<(Family, u32), DesiredSet> = FastMap::default();
+        let mut members: FastMap<u32, usize> = FastMap::default();
+        let mut pod_entries: Vec<(u128, PodEntry)> = Vec::with_capacity(pods.len());
         let mut errors: Vec<SyncError> = Vec::new();
-        let mut cache: HashMap<Resolution, u32> = HashMap::new();
+        let mut cache: FastMap<Resolution, u32> = FastMap::default();
         let numeric = all_numeric(&self.info.service);
         let mut numeric_key: Option<u32> = None;
         for pod in pods {
@@ -334,7 +350,10 @@ impl ServiceSlices {
                     Ok(Some(ep)) => {
                         let id = EndpointId::of(&ep);
                         entry.ids[f.index()] = Some(id);
-                        desired.entry((f, key)).or_default().insert(id, ep);
+                        desired
+                            .entry((f, key))
+                            .or_insert_with(|| DesiredSet::with_capacity(if numeric { n_pods } else { 0 }))
+                            .insert(id, ep);
                     }
                     Ok(None) => {}
                     Err(e) => errors.push(e),
@@ -374,7 +393,7 @@ impl ServiceSlices {
     fn reconcile_family(
         &self,
         family: Family,
-        members: &HashMap<u32, usize>,
+        members: &FastMap<u32, usize>,
         mut group: impl FnMut(&Self, u32, &[u32], &mut Draft),
         full: bool,
     ) -> Draft {
@@ -499,8 +518,8 @@ impl ServiceSlices {
             let old = e.slice.endpoints();
             let mut kept: Vec<Endpoint> = Vec::with_capacity(old.len());
             let mut changed = false;
-            for ep in old {
-                if let Some(d) = desired.take(EndpointId::of(ep)) {
+            for (ep, id) in old.iter().zip(&e.ids) {
+                if let Some(d) = desired.take(*id) {
                     if !endpoints_equal_beyond_id(&d, ep) {
                         changed = true;
                     }
@@ -559,8 +578,7 @@ impl ServiceSlices {
             let old = e.slice.endpoints();
             let mut kept: Vec<Endpoint> = Vec::with_capacity(old.len());
             let mut changed = false;
-            for ep in old {
-                let id = EndpointId::of(ep);
+            for (ep, &id) in old.iter().zip(&e.ids) {
                 if delta.removed.contains(&id) {
                     continue;
                 }
@@ -641,6 +659,7 @@ impl ServiceSlices {
                 None => (None, self.info.new_slice(self.keys.get(key).0.clone(), family)),
             };
             let eps = s.endpoints.get_or_insert_with(Vec::new);
+            eps.reserve(desired.len().min(max.saturating_sub(eps.len())));
             while eps.len() < max {
                 match desired.pop() {
                     Some(ep) => eps.push(ep),
@@ -686,11 +705,11 @@ impl ServiceSlices {
         if self.index.is_some() {
             return;
         }
-        let mut ix = HashMap::new();
+        let mut ix = FastMap::default();
         for (&seq, e) in &self.slices {
             if let Some(f) = e.family {
-                for ep in e.slice.endpoints() {
-                    ix.insert((f, EndpointId::of(ep)), seq);
+                for id in &e.ids {
+                    ix.insert((f, *id), seq);
                 }
             }
         }
@@ -706,7 +725,7 @@ impl ServiceSlices {
         let mut errors = Vec::new();
         let mut new: Option<(PodEntry, [Option<Endpoint>; 2])> = None;
         if self.info.selects(pod) && pod_is_endpoint_candidate(pod, true) {
-            let key = self.group_of(pod, &mut HashMap::new());
+            let key = self.group_of(pod, &mut FastMap::default());
             let hostname = should_set_hostname(pod, &self.info.service);
             let mut entry = PodEntry { key, ids: [None; 2] };
             let mut eps: [Option<Endpoint>; 2] = [None, None];
@@ -847,8 +866,8 @@ impl ServiceSlices {
             if let (Some(ix), Some(e)) = (self.index.as_mut(), self.slices.get(&seq))
                 && let Some(f) = e.family
             {
-                for ep in e.slice.endpoints() {
-                    let k = (f, EndpointId::of(ep));
+                for id in &e.ids {
+                    let k = (f, *id);
                     if ix.get(&k) == Some(&seq) {
                         ix.remove(&k);
                     }
@@ -876,8 +895,8 @@ impl ServiceSlices {
                 if let Some(e) = self.slices.get(&seq)
                     && let Some(f) = e.family
                 {
-                    for ep in e.slice.endpoints() {
-                        ix.insert((f, EndpointId::of(ep)), seq);
+                    for id in &e.ids {
+                        ix.insert((f, *id), seq);
                     }
                 }
             }
