@@ -434,7 +434,7 @@ impl ServiceSlices {
                 [only] => self
                     .slices
                     .get(only)
-                    .is_some_and(|e| placeholder_equal(&e.slice, &placeholder)),
+                    .is_some_and(|e| e.ids.is_empty() && placeholder_equal(&e.slice, &placeholder)),
                 _ => false,
             };
             if same {
@@ -548,7 +548,15 @@ impl ServiceSlices {
     }
 
     /// `reconcileByPortMapping`, step 1 for a steady group that only `delta` changes.
-    fn group_delta(&self, family: Family, key: u32, slices: &[u32], delta: Delta, out: &mut Draft) {
+    fn group_delta(
+        &self,
+        family: Family,
+        key: u32,
+        slices: &[u32],
+        delta: Delta,
+        taken: &mut FastMap<u32, Vec<Endpoint>>,
+        out: &mut Draft,
+    ) {
         let index = self.index.as_ref();
         let mut touched: SmallVec<[u32; 4]> = SmallVec::new();
         let mut find = |id: &EndpointId| {
@@ -575,26 +583,37 @@ impl ServiceSlices {
                 continue;
             }
             let Some(e) = self.slices.get(&seq) else { continue };
-            let old = e.slice.endpoints();
-            let mut kept: Vec<Endpoint> = Vec::with_capacity(old.len());
+            // The endpoints were moved out of the state for this sync; they go back unless the
+            // slice is rewritten.
+            let old = match taken.remove(&seq) {
+                Some(v) => v,
+                None => e.slice.endpoints().to_vec(),
+            };
+            let n_old = old.len();
+            let mut kept: Vec<Endpoint> = Vec::with_capacity(n_old);
+            let mut dropped: Vec<Endpoint> = Vec::new();
+            let mut originals: Vec<(usize, Endpoint)> = Vec::new();
             let mut changed = false;
-            for (ep, &id) in old.iter().zip(&e.ids) {
+            for (ep, &id) in old.into_iter().zip(&e.ids) {
                 if delta.removed.contains(&id) {
+                    dropped.push(ep);
                     continue;
                 }
                 match desired.take(id) {
                     Some(d) => {
-                        if !endpoints_equal_beyond_id(&d, ep) {
+                        if !endpoints_equal_beyond_id(&d, &ep) {
                             changed = true;
                         }
+                        originals.push((kept.len(), ep));
                         kept.push(d);
                     }
-                    None => kept.push(ep.clone()),
+                    None => kept.push(ep),
                 }
             }
             let (labels, labels_changed) = self.info.slice_labels(e.slice.metadata.labels.as_ref());
-            if changed || kept.len() != old.len() {
+            if changed || kept.len() != n_old {
                 if kept.is_empty() {
+                    taken.insert(seq, dropped);
                     out.delete.push(seq);
                 } else {
                     let mut s = copy_without_endpoints(&e.slice);
@@ -602,13 +621,22 @@ impl ServiceSlices {
                     s.metadata.labels = Some(labels);
                     updates.push((seq, s));
                 }
-            } else if labels_changed {
-                let mut s = e.slice.clone();
+                continue;
+            }
+            for (pos, ep) in originals {
+                if let Some(slot) = kept.get_mut(pos) {
+                    *slot = ep;
+                }
+            }
+            if labels_changed {
+                let mut s = copy_without_endpoints(&e.slice);
+                s.endpoints = Some(kept.clone());
                 s.metadata.labels = Some(labels);
                 updates.push((seq, s));
             } else {
                 unchanged.push(seq);
             }
+            taken.insert(seq, kept);
         }
         unchanged.sort_unstable();
         self.fill(family, key, desired, updates, unchanged, out);
@@ -680,7 +708,7 @@ impl ServiceSlices {
     fn slice_to_fill(&self, unchanged: &[u32], n: usize, max: usize) -> Option<usize> {
         let mut best: Option<(usize, usize)> = None;
         for (i, seq) in unchanged.iter().enumerate() {
-            let len = self.slices.get(seq).map_or(0, |e| e.slice.endpoints().len());
+            let len = self.slices.get(seq).map_or(0, |e| e.ids.len());
             let Some(diff) = max.checked_sub(n + len) else {
                 continue;
             };
@@ -790,16 +818,41 @@ impl ServiceSlices {
                     deltas.entry(k).or_default();
                 }
             }
+            // Move the endpoints of the slices this change touches out of the state, so that
+            // rewriting them does not copy every endpoint (they are restored if untouched).
+            let mut taken: FastMap<u32, Vec<Endpoint>> = FastMap::default();
+            if let Some(ix) = &self.index {
+                for (k, d) in &deltas {
+                    if self.members.get(k).is_none_or(|n| *n == 0) {
+                        continue;
+                    }
+                    let ids = d.removed.iter().chain(d.changed.iter().map(|(id, _)| id));
+                    for id in ids {
+                        if let Some(&seq) = ix.get(&(f, *id))
+                            && !taken.contains_key(&seq)
+                            && let Some(e) = self.slices.get_mut(&seq)
+                            && e.key == *k
+                        {
+                            taken.insert(seq, e.slice.endpoints.take().unwrap_or_default());
+                        }
+                    }
+                }
+            }
             let d = self.reconcile_family(
                 f,
                 &self.members,
                 |state, key, slices, out| {
                     if let Some(delta) = deltas.remove(&key) {
-                        state.group_delta(f, key, slices, delta, out);
+                        state.group_delta(f, key, slices, delta, &mut taken, out);
                     }
                 },
                 false,
             );
+            for (seq, v) in taken {
+                if let Some(e) = self.slices.get_mut(&seq) {
+                    e.slice.endpoints = Some(v);
+                }
+            }
             draft.create.extend(d.create);
             draft.update.extend(d.update);
             draft.delete.extend(d.delete);
