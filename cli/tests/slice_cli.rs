@@ -40,6 +40,8 @@ fn json_plan_shape_and_determinism() {
     assert_eq!(v["update"], json!([]));
     assert_eq!(v["delete"], json!([]));
     assert_eq!(v["error"], Value::Null);
+    assert_eq!(v["counts"], json!({"create": 3, "update": 0, "delete": 0}));
+    assert_eq!(v["slices"].as_array().unwrap().len(), 3);
     let s = &v["create"][0];
     assert_eq!(s["metadata"]["generateName"], "web-");
     assert!(s["metadata"]["name"].as_str().unwrap().starts_with("web-"));

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
-use svcnet_model::labels;
+use svcnet_model::{EndpointSlice, labels};
 use svcnet_slicer::{MirrorOptions, Plan, SeededNames, mirror};
 
 use crate::cmd::slice::{labelled_for, print_plan};
@@ -53,7 +53,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             keys.push(k);
         }
     }
-    let mirrored = |s: &&svcnet_model::EndpointSlice| {
+    let mirrored = |s: &&EndpointSlice| {
         s.metadata
             .label(labels::MANAGED_BY)
             .is_none_or(|m| m == labels::MIRRORING_CONTROLLER_NAME)
@@ -67,6 +67,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         }
     }
     let mut plan = Plan::default();
+    let mut after: Vec<EndpointSlice> = Vec::new();
     let mut events: Vec<Value> = Vec::new();
     for (ns, name) in keys {
         let same = |m: &svcnet_model::ObjectMeta| m.namespace() == ns && m.name() == name;
@@ -80,11 +81,30 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             .cloned()
             .collect();
         let m = mirror(svc, eps, &existing, &options, &mut names);
+        after.extend(applied(&existing, &m.plan));
         plan.extend(m.plan);
         events.extend(m.events.iter().map(|e| {
             json!({"type": "Warning", "reason": e.reason(), "message": e.to_string(), "object": format!("{ns}/{name}")})
         }));
     }
-    print_plan(&plan, &events, args.output)?;
+    print_plan(&plan, &after, &events, args.output)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The slices after `plan` is applied to `existing`.
+fn applied(existing: &[EndpointSlice], plan: &Plan) -> Vec<EndpointSlice> {
+    let name = |s: &EndpointSlice| s.metadata.name.clone();
+    let mut out: Vec<EndpointSlice> = existing
+        .iter()
+        .filter(|s| !plan.delete.iter().any(|d| name(d) == name(s)))
+        .map(|s| {
+            plan.update
+                .iter()
+                .find(|u| name(u) == name(s))
+                .unwrap_or(s)
+                .clone()
+        })
+        .collect();
+    out.extend(plan.create.iter().cloned());
+    out
 }

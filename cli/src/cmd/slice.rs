@@ -41,16 +41,18 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .map_err(|e| CliError::Usage(format!("--max-endpoints-per-slice: {e}")))?;
     options.trigger_time = args.trigger_time.clone();
     let set = read_set(&args.input)?;
-    let plan = plan_all(&set, &options, args.seed);
-    print_plan(&plan, &[], args.output)?;
+    let (plan, after) = plan_all(&set, &options, args.seed);
+    print_plan(&plan, &after, &[], args.output)?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// Plans every Service that has a selector (and is not `ExternalName`).
-fn plan_all(set: &ObjectSet, options: &Options, seed: u64) -> Plan {
+/// Plans every Service that has a selector (and is not `ExternalName`); also gives the slices of
+/// those Services once the plan is applied.
+fn plan_all(set: &ObjectSet, options: &Options, seed: u64) -> (Plan, Vec<EndpointSlice>) {
     let nodes = NodeZones::from_nodes(&set.nodes);
     let mut names = SeededNames::new(seed);
     let mut plan = Plan::default();
+    let mut after = Vec::new();
     for svc in &set.services {
         let (ns, name) = (svc.metadata.namespace(), svc.metadata.name());
         let existing = set
@@ -59,16 +61,24 @@ fn plan_all(set: &ObjectSet, options: &Options, seed: u64) -> Plan {
             .filter(|s| labelled_for(s, ns, name))
             .cloned();
         match ServiceSlices::new(svc, existing, options.clone()) {
-            Ok(mut state) => plan.extend(state.plan(&set.pods, &nodes, &mut names)),
+            Ok(mut state) => {
+                plan.extend(state.sync(&set.pods, &nodes, &mut names));
+                after.extend(state.slices().cloned());
+            }
             Err(SliceError::NoSelector { .. } | SliceError::ExternalName { .. }) => {}
             Err(e) => eprintln!("svcnet: warning: {e}"),
         }
     }
-    plan
+    (plan, after)
 }
 
-/// Prints a plan (and events, for mirroring) as JSON or text.
-pub(crate) fn print_plan(plan: &Plan, events: &[Value], format: Format) -> Result<(), CliError> {
+/// Prints a plan, the slices after it is applied (and events, for mirroring) as JSON or text.
+pub(crate) fn print_plan(
+    plan: &Plan,
+    after: &[EndpointSlice],
+    events: &[Value],
+    format: Format,
+) -> Result<(), CliError> {
     let error = plan.error_message();
     match format {
         Format::Json => {
@@ -77,6 +87,12 @@ pub(crate) fn print_plan(plan: &Plan, events: &[Value], format: Format) -> Resul
                 "update": plan.update,
                 "delete": plan.delete,
                 "error": error,
+                "counts": {
+                    "create": plan.create.len(),
+                    "update": plan.update.len(),
+                    "delete": plan.delete.len(),
+                },
+                "slices": after,
             });
             if !events.is_empty() {
                 v["events"] = Value::Array(events.to_vec());
@@ -93,9 +109,13 @@ pub(crate) fn print_plan(plan: &Plan, events: &[Value], format: Format) -> Resul
                     print_text(&describe(verb, s))?;
                 }
             }
-            if plan.is_empty() {
-                print_text("no changes")?;
-            }
+            print_text(&format!(
+                "{} to create, {} to update, {} to delete; {} slices after",
+                plan.create.len(),
+                plan.update.len(),
+                plan.delete.len(),
+                after.len()
+            ))?;
             for e in events {
                 print_text(&format!(
                     "event {} {}: {}",
