@@ -112,7 +112,7 @@ fn published(slices: &[EndpointSlice]) -> Vec<(String, PortKey, EndpointId)> {
         .collect()
 }
 
-fn scenario() -> impl Strategy<Value = (u8, bool, bool, usize, Vec<PodSpec>, Vec<PodSpec>, bool)> {
+fn scenario() -> impl Strategy<Value = (u8, bool, bool, usize, Vec<PodSpec>, Vec<PodSpec>, u8)> {
     (
         0u8..3,
         any::<bool>(),
@@ -120,8 +120,44 @@ fn scenario() -> impl Strategy<Value = (u8, bool, bool, usize, Vec<PodSpec>, Vec
         1usize..12,
         prop::collection::vec(pod_spec(), 0..40),
         prop::collection::vec(pod_spec(), 0..40),
-        any::<bool>(),
+        any::<u8>(),
     )
+}
+
+/// Damages existing slices the way a cluster can: a slice owned by another Service, a slice of
+/// an address type the Service does not use, a duplicated and a stale endpoint, stray hints.
+fn perturb(slices: &mut Vec<EndpointSlice>, bits: u8, max: usize) {
+    let Some(first) = slices.first().cloned() else {
+        return;
+    };
+    if bits & 1 != 0 {
+        let mut foreign = first.clone();
+        foreign.metadata.name = Some("foreign".into());
+        foreign.metadata.owner_references.as_mut().unwrap()[0].uid = "other".into();
+        slices.push(foreign);
+    }
+    if bits & 2 != 0 {
+        let mut fqdn = first.clone();
+        fqdn.metadata.name = Some("fqdn".into());
+        fqdn.address_type = "FQDN".into();
+        slices.push(fqdn);
+    }
+    let s = &mut slices[0];
+    let eps = s.endpoints.get_or_insert_with(Vec::new);
+    if bits & 4 != 0 && !eps.is_empty() && eps.len() < max {
+        eps.push(eps[0].clone());
+    }
+    if bits & 8 != 0 && eps.len() < max {
+        let mut stale = svcnet_model::Endpoint::default();
+        stale.addresses = vec!["192.0.2.1".into()];
+        eps.push(stale);
+    }
+    if bits & 16 != 0 && !eps.is_empty() {
+        eps[0].hints = Some(svcnet_model::EndpointHints::default());
+    }
+    if bits & 32 != 0 {
+        s.metadata.labels = Some(labels(&[("stray", "x")]));
+    }
 }
 
 proptest! {
@@ -131,7 +167,7 @@ proptest! {
     /// address type and port list, nothing else is published, no slice is over the maximum, no
     /// update rewrites a slice unchanged, and reconciling again plans nothing.
     #[test]
-    fn plan_converges((fam, named, pnr, max, old, new, relabel) in scenario()) {
+    fn plan_converges((fam, named, pnr, max, old, new, bits) in scenario()) {
         let mut svc = make_service(fam, named, pnr);
         let opts = Options { max_endpoints_per_slice: max, ..Options::default() };
         let old_pods: Vec<Pod> = old.iter().enumerate().map(|(i, s)| make_pod(i, s)).collect();
@@ -140,8 +176,9 @@ proptest! {
 
         let mut state = ServiceSlices::new(&svc, [], opts.clone()).unwrap();
         state.sync(&old_pods, &nodes(), &mut names);
-        let before = current(&state);
-        if relabel {
+        let mut before = current(&state);
+        perturb(&mut before, bits, max);
+        if bits & 64 != 0 {
             svc.metadata.labels = Some(labels(&[("team", "x")]));
         }
         let mut state = ServiceSlices::new(&svc, before.clone(), opts.clone()).unwrap();
