@@ -148,9 +148,10 @@ fn perturb(slices: &mut Vec<EndpointSlice>, bits: u8, max: usize) {
         eps.push(eps[0].clone());
     }
     if bits & 8 != 0 && eps.len() < max {
-        let mut stale = svcnet_model::Endpoint::default();
-        stale.addresses = vec!["192.0.2.1".into()];
-        eps.push(stale);
+        eps.push(svcnet_model::Endpoint {
+            addresses: vec!["192.0.2.1".into()],
+            ..Default::default()
+        });
     }
     if bits & 16 != 0 && !eps.is_empty() {
         eps[0].hints = Some(svcnet_model::EndpointHints::default());
