@@ -123,3 +123,22 @@ subsets:
     let v = common::first_json(&run.stdout).unwrap();
     assert_eq!(v["create"], json!([]));
 }
+
+#[test]
+fn legacy_endpoints_flag() {
+    let dir = common::scratch_dir("slice-cli");
+    let f = common::write_json(&dir, "in.json", &input(3, "n1"));
+    let run = common::svcnet(&["slice", "--legacy-endpoints", "--output", "json", &f]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = common::first_json(&run.stdout).unwrap();
+    let e = &v["endpoints"][0];
+    assert_eq!(e["kind"], "Endpoints");
+    assert_eq!(e["subsets"][0]["addresses"].as_array().unwrap().len(), 3);
+    assert_eq!(e["subsets"][0]["ports"][0]["port"], 8080);
+    let text = common::svcnet(&["slice", "--legacy-endpoints", &f]).stdout;
+    assert!(
+        text.contains("endpoints ns/web: 1 subsets, 3 ready, 0 not ready"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

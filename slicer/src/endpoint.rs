@@ -180,6 +180,45 @@ pub(crate) fn build_endpoint(
     })
 }
 
+/// How a Pod update matters to endpoints (`podEndpointsChanged`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PodChange {
+    /// The Pod's endpoints may differ: deletion timestamp, readiness or IPs changed.
+    pub endpoints: bool,
+    /// The Services selecting the Pod may differ: labels, hostname or subdomain changed.
+    pub membership: bool,
+}
+
+impl PodChange {
+    /// True when the update needs a sync of some Service.
+    pub fn any(self) -> bool {
+        self.endpoints || self.membership
+    }
+}
+
+/// Which parts of an update from `old` to `new` matter to endpoints, as the controllers decide
+/// whether to sync. Node name, name, namespace and UID do not change once a Pod has an IP.
+pub fn pod_change(old: &Pod, new: &Pod) -> PodChange {
+    let (o, n) = (old.spec(), new.spec());
+    let membership = old.metadata.labels != new.metadata.labels
+        || o.hostname() != n.hostname()
+        || o.subdomain() != n.subdomain();
+    let ips = |p: &Pod| -> Vec<String> {
+        p.status
+            .as_ref()
+            .and_then(|s| s.pod_ips.as_ref())
+            .map(|v| v.iter().map(|i| i.ip.clone()).collect())
+            .unwrap_or_default()
+    };
+    let endpoints = old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+        || pod_ready(old) != pod_ready(new)
+        || ips(old) != ips(new);
+    PodChange {
+        endpoints,
+        membership,
+    }
+}
+
 /// What a node lookup for a Pod gave.
 pub(crate) enum NodeCheck<'a> {
     /// The node exists; its zone, if labelled.
@@ -355,6 +394,32 @@ mod tests {
         assert_eq!(EndpointId::of(&a), EndpointId::of(&b));
         b.hostname = None;
         assert_ne!(EndpointId::of(&a), EndpointId::of(&b));
+    }
+
+    #[test]
+    fn pod_changes() {
+        let a = pod(&["1.2.3.4"]);
+        assert!(!pod_change(&a, &a).any());
+        let mut b = a.clone();
+        b.status.as_mut().unwrap().conditions = None;
+        assert_eq!(
+            pod_change(&a, &b),
+            PodChange {
+                endpoints: true,
+                membership: false
+            }
+        );
+        let mut c = a.clone();
+        c.metadata.labels = Some([("x".to_string(), "y".to_string())].into());
+        assert_eq!(
+            pod_change(&a, &c),
+            PodChange {
+                endpoints: false,
+                membership: true
+            }
+        );
+        let d = pod(&["1.2.3.5"]);
+        assert!(pod_change(&a, &d).endpoints);
     }
 
     #[test]

@@ -80,7 +80,8 @@ mod repack;
 mod service;
 
 pub use endpoint::{
-    EndpointId, Family, address_types, endpoints_equal_beyond_id, pod_is_endpoint_candidate, pod_to_endpoint,
+    EndpointId, Family, PodChange, address_types, endpoints_equal_beyond_id, pod_change,
+    pod_is_endpoint_candidate, pod_to_endpoint,
 };
 pub use error::SliceError;
 pub use legacy::{ENDPOINTS_MAX_CAPACITY, legacy_endpoints};

@@ -3,8 +3,8 @@
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
-use svcnet_model::{EndpointSlice, ObjectSet};
-use svcnet_slicer::{NodeZones, Options, Plan, SeededNames, ServiceSlices, SliceError};
+use svcnet_model::{ENDPOINTS_OVER_CAPACITY_ANNOTATION, EndpointSlice, Endpoints, ObjectSet};
+use svcnet_slicer::{NodeZones, Options, Plan, SeededNames, ServiceSlices, SliceError, legacy_endpoints};
 
 use crate::error::CliError;
 use crate::input::read_set;
@@ -22,6 +22,9 @@ pub struct Args {
     /// The `endpoints.kubernetes.io/last-change-trigger-time` to stamp on written slices.
     #[arg(long, value_name = "RFC3339")]
     pub trigger_time: Option<String>,
+    /// Also print the legacy `Endpoints` object of each Service (JSON key `endpoints`).
+    #[arg(long)]
+    pub legacy_endpoints: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub output: Format,
@@ -42,7 +45,48 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     options.trigger_time = args.trigger_time.clone();
     let set = read_set(&args.input)?;
     let (plan, after) = plan_all(&set, &options, args.seed);
-    print_plan(&plan, &after, &[], args.output)?;
+    if !args.legacy_endpoints {
+        print_plan(&plan, &after, &[], args.output)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let legacy: Vec<Endpoints> = set
+        .services
+        .iter()
+        .filter_map(|svc| legacy_endpoints(svc, &set.pods))
+        .collect();
+    match args.output {
+        Format::Json => {
+            let mut v = plan_json(&plan, &after, &[]);
+            v["endpoints"] = json!(legacy);
+            print_json(&v)?;
+        }
+        Format::Text => {
+            print_plan(&plan, &after, &[], args.output)?;
+            for e in &legacy {
+                let ready: usize = e
+                    .subsets()
+                    .iter()
+                    .map(|s| s.addresses.as_ref().map_or(0, Vec::len))
+                    .sum();
+                let not_ready: usize = e
+                    .subsets()
+                    .iter()
+                    .map(|s| s.not_ready_addresses.as_ref().map_or(0, Vec::len))
+                    .sum();
+                let truncated = e
+                    .metadata
+                    .annotation(ENDPOINTS_OVER_CAPACITY_ANNOTATION)
+                    .is_some();
+                print_text(&format!(
+                    "endpoints {}/{}: {} subsets, {ready} ready, {not_ready} not ready{}",
+                    e.metadata.namespace(),
+                    e.metadata.name(),
+                    e.subsets().len(),
+                    if truncated { " (truncated)" } else { "" }
+                ))?;
+            }
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -81,24 +125,7 @@ pub(crate) fn print_plan(
 ) -> Result<(), CliError> {
     let error = plan.error_message();
     match format {
-        Format::Json => {
-            let mut v = json!({
-                "create": plan.create,
-                "update": plan.update,
-                "delete": plan.delete,
-                "error": error,
-                "counts": {
-                    "create": plan.create.len(),
-                    "update": plan.update.len(),
-                    "delete": plan.delete.len(),
-                },
-                "slices": after,
-            });
-            if !events.is_empty() {
-                v["events"] = Value::Array(events.to_vec());
-            }
-            print_json(&v)
-        }
+        Format::Json => print_json(&plan_json(plan, after, events)),
         Format::Text => {
             for (verb, list) in [
                 ("create", &plan.create),
@@ -130,6 +157,27 @@ pub(crate) fn print_plan(
             Ok(())
         }
     }
+}
+
+/// The JSON form of a plan: `create`, `update`, `delete`, `error`, plus `counts`, the `slices`
+/// after the plan, and `events` when there are any.
+fn plan_json(plan: &Plan, after: &[EndpointSlice], events: &[Value]) -> Value {
+    let mut v = json!({
+        "create": plan.create,
+        "update": plan.update,
+        "delete": plan.delete,
+        "error": plan.error_message(),
+        "counts": {
+            "create": plan.create.len(),
+            "update": plan.update.len(),
+            "delete": plan.delete.len(),
+        },
+        "slices": after,
+    });
+    if !events.is_empty() {
+        v["events"] = Value::Array(events.to_vec());
+    }
+    v
 }
 
 fn describe(verb: &str, s: &EndpointSlice) -> String {
