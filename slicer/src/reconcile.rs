@@ -129,6 +129,41 @@ impl DesiredSet {
     }
 }
 
+/// The desired endpoints of a group: a set to match against existing slices, or, for a group
+/// with no existing slice, the new slices directly (what step 3 would build from the set).
+enum Wanted {
+    Set(DesiredSet),
+    Direct(Direct),
+}
+
+/// New slices filled in insertion order, each up to the maximum; an endpoint whose identity is
+/// already present replaces the earlier one in place.
+#[derive(Default)]
+struct Direct {
+    slices: Vec<Vec<Endpoint>>,
+    index: FastMap<EndpointId, (usize, usize)>,
+}
+
+impl Direct {
+    /// Adds an endpoint; `left` bounds how many more may come (to size new slices).
+    fn insert(&mut self, id: EndpointId, ep: Endpoint, max: usize, left: usize) {
+        if let Some(&(s, p)) = self.index.get(&id) {
+            if let Some(slot) = self.slices.get_mut(s).and_then(|v| v.get_mut(p)) {
+                *slot = ep;
+            }
+            return;
+        }
+        if self.slices.last().is_none_or(|v| v.len() >= max) {
+            self.slices.push(Vec::with_capacity(left.clamp(1, max)));
+        }
+        let s = self.slices.len() - 1;
+        if let Some(v) = self.slices.last_mut() {
+            self.index.insert(id, (s, v.len()));
+            v.push(ep);
+        }
+    }
+}
+
 /// The writes of one family before they become a [`Plan`]: updates and deletes name existing
 /// slices by sequence number.
 #[derive(Debug, Default)]
@@ -321,7 +356,16 @@ impl ServiceSlices {
         let families = self.info.families.clone();
         let pods: Vec<&Pod> = pods.into_iter().collect();
         let n_pods = pods.len();
-        let mut desired: FastMap<(Family, u32), DesiredSet> = FastMap::default();
+        let mut desired: FastMap<(Family, u32), Wanted> = FastMap::default();
+        // Groups without an existing slice go straight into new slices.
+        let with_slices: Vec<(Family, u32)> = self
+            .slices
+            .values()
+            .filter(|e| e.owned)
+            .filter_map(|e| e.family.map(|f| (f, e.key)))
+            .collect();
+        let max = self.options.max_endpoints_per_slice;
+        let mut seen = 0usize;
         let mut members: FastMap<u32, usize> = FastMap::default();
         let mut pod_entries: Vec<(u128, PodEntry)> = Vec::with_capacity(pods.len());
         let mut errors: Vec<SyncError> = Vec::new();
@@ -329,6 +373,7 @@ impl ServiceSlices {
         let numeric = all_numeric(&self.info.service);
         let mut numeric_key: Option<u32> = None;
         for pod in pods {
+            seen += 1;
             if !self.info.selects(pod) || !pod_is_endpoint_candidate(pod, true) {
                 continue;
             }
@@ -350,10 +395,17 @@ impl ServiceSlices {
                     Ok(Some(ep)) => {
                         let id = EndpointId::of(&ep);
                         entry.ids[f.index()] = Some(id);
-                        desired
-                            .entry((f, key))
-                            .or_insert_with(|| DesiredSet::with_capacity(if numeric { n_pods } else { 0 }))
-                            .insert(id, ep);
+                        let w = desired.entry((f, key)).or_insert_with(|| {
+                            if with_slices.contains(&(f, key)) {
+                                Wanted::Set(DesiredSet::with_capacity(if numeric { n_pods } else { 0 }))
+                            } else {
+                                Wanted::Direct(Direct::default())
+                            }
+                        });
+                        match w {
+                            Wanted::Set(set) => set.insert(id, ep),
+                            Wanted::Direct(d) => d.insert(id, ep, max, n_pods + 1 - seen),
+                        }
                     }
                     Ok(None) => {}
                     Err(e) => errors.push(e),
@@ -369,9 +421,23 @@ impl ServiceSlices {
             let d = self.reconcile_family(
                 f,
                 &members,
-                |state, key, slices, out| {
-                    let set = desired.remove(&(f, key)).unwrap_or_default();
-                    state.group_full(f, key, slices, set, out);
+                |state, key, slices, out| match desired.remove(&(f, key)) {
+                    Some(Wanted::Direct(d)) if slices.is_empty() => {
+                        for eps in d.slices {
+                            let mut s = state.info.new_slice(state.keys.get(key).0.clone(), f);
+                            s.endpoints = Some(eps);
+                            out.create.push(s);
+                        }
+                    }
+                    Some(Wanted::Direct(d)) => {
+                        let mut set = DesiredSet::default();
+                        for (id, ep) in d.slices.into_iter().flatten().map(|ep| (EndpointId::of(&ep), ep)) {
+                            set.insert(id, ep);
+                        }
+                        state.group_full(f, key, slices, set, out);
+                    }
+                    Some(Wanted::Set(set)) => state.group_full(f, key, slices, set, out),
+                    None => state.group_full(f, key, slices, DesiredSet::default(), out),
                 },
                 true,
             );
