@@ -811,8 +811,12 @@ impl ServiceSlices {
     }
 
     /// Syncs after one Pod was added or changed (a Pod the Service no longer selects, or one
-    /// that no longer qualifies, is removed). Touches only the slices that hold or gain the Pod.
-    /// Assumes the state is in step with the Pods (it is after [`ServiceSlices::sync`]).
+    /// that no longer qualifies, is removed), applies the plan and returns it. Touches only the
+    /// slices that hold or gain the Pod, and gives the plan the full reconcile would give.
+    ///
+    /// The state must be in step with the Pods: call [`ServiceSlices::sync`] once first (before
+    /// that the state knows no Pods), and apply every plan it returns. A Node's zone change or a
+    /// Service change needs a full sync.
     pub fn update_pod(&mut self, pod: &Pod, nodes: &NodeZones, names: &mut dyn NameSource) -> Plan {
         self.ensure_index();
         let pk = pod_key(pod.metadata.namespace(), pod.metadata.name());
@@ -840,7 +844,7 @@ impl ServiceSlices {
         plan
     }
 
-    /// Syncs after one Pod was deleted.
+    /// Syncs after one Pod was deleted, as [`ServiceSlices::update_pod`] does.
     pub fn delete_pod(&mut self, namespace: &str, name: &str, names: &mut dyn NameSource) -> Plan {
         self.ensure_index();
         self.apply_pod_change(pod_key(namespace, name), None, names)
