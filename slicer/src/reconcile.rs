@@ -329,7 +329,7 @@ impl ServiceSlices {
         nodes: &NodeZones,
         names: &mut dyn NameSource,
     ) -> Plan {
-        let (draft, members, pod_entries) = self.plan_full(pods, nodes);
+        let (draft, members, pod_entries) = self.plan_full(pods, nodes, true);
         self.members = members;
         self.pods.clear();
         self.pending_pods = pod_entries;
@@ -343,7 +343,7 @@ impl ServiceSlices {
         nodes: &NodeZones,
         names: &mut dyn NameSource,
     ) -> Plan {
-        let (draft, _, _) = self.plan_full(pods, nodes);
+        let (draft, _, _) = self.plan_full(pods, nodes, false);
         self.to_plan(draft, names).0
     }
 
@@ -352,6 +352,7 @@ impl ServiceSlices {
         &mut self,
         pods: impl IntoIterator<Item = &'a Pod>,
         nodes: &NodeZones,
+        track_pods: bool,
     ) -> (Draft, FastMap<u32, usize>, Vec<(u128, PodEntry)>) {
         let families = self.info.families.clone();
         let pods: Vec<&Pod> = pods.into_iter().collect();
@@ -367,7 +368,8 @@ impl ServiceSlices {
         let max = self.options.max_endpoints_per_slice;
         let mut seen = 0usize;
         let mut members: FastMap<u32, usize> = FastMap::default();
-        let mut pod_entries: Vec<(u128, PodEntry)> = Vec::with_capacity(pods.len());
+        let mut pod_entries: Vec<(u128, PodEntry)> =
+            Vec::with_capacity(if track_pods { pods.len() } else { 0 });
         let mut errors: Vec<SyncError> = Vec::new();
         let mut cache: FastMap<Resolution, u32> = FastMap::default();
         let numeric = all_numeric(&self.info.service);
@@ -411,7 +413,9 @@ impl ServiceSlices {
                     Err(e) => errors.push(e),
                 }
             }
-            pod_entries.push((pod_key(pod.metadata.namespace(), pod.metadata.name()), entry));
+            if track_pods {
+                pod_entries.push((pod_key(pod.metadata.namespace(), pod.metadata.name()), entry));
+            }
         }
         let mut draft = Draft {
             errors,
