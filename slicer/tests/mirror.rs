@@ -186,3 +186,87 @@ fn ipv6_only_and_not_ready() {
     assert_eq!(not_ready.len(), 1);
     assert_eq!(not_ready[0].addresses, ["2001:db8:5555::7777"]);
 }
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+    use svcnet_slicer::PortKey;
+
+    const IPS: &[&str] = &[
+        "10.0.0.1",
+        "10.0.0.2",
+        "010.0.0.3",
+        "fd00::1",
+        "fd00::0:2",
+        "bogus",
+    ];
+
+    fn subset() -> impl Strategy<Value = EndpointSubset> {
+        (
+            prop::collection::vec((0usize..IPS.len(), any::<bool>()), 0..6),
+            prop::collection::btree_set(0i32..3, 0..3),
+        )
+            .prop_map(|(addrs, ports)| {
+                let (ready, not_ready): (Vec<_>, Vec<_>) = addrs.into_iter().partition(|(_, r)| *r);
+                let list = |v: Vec<(usize, bool)>| {
+                    Some(
+                        v.into_iter()
+                            .map(|(i, _)| EndpointAddress {
+                                ip: IPS[i].to_string(),
+                                ..Default::default()
+                            })
+                            .collect(),
+                    )
+                };
+                EndpointSubset {
+                    addresses: list(ready),
+                    not_ready_addresses: list(not_ready),
+                    ports: Some(
+                        ports
+                            .into_iter()
+                            .map(|p| port(&format!("p{p}"), 8000 + p, "TCP"))
+                            .collect(),
+                    ),
+                }
+            })
+    }
+
+    fn endpoints_strategy() -> impl Strategy<Value = Endpoints> {
+        (prop::collection::vec(subset(), 0..4), any::<bool>()).prop_map(|(subsets, labelled)| {
+            let mut e = endpoints(subsets);
+            if labelled {
+                e.metadata.labels = Some(support::labels(&[("team", "a")]));
+                e.metadata.annotations = Some(support::labels(&[("note", "x")]));
+            }
+            e
+        })
+    }
+
+    fn apply(existing: &[EndpointSlice], m: &MirrorPlan) -> Vec<EndpointSlice> {
+        support::apply(existing, &m.plan)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        /// Mirroring the result again writes nothing; one slice per (address type, port list),
+        /// none above the per-subset maximum.
+        #[test]
+        fn mirror_converges(before in endpoints_strategy(), now in endpoints_strategy(), max in 1usize..5) {
+            let first = run(&before, &[], max);
+            let existing = apply(&[], &first);
+            let second = run(&now, &existing, max);
+            let after = apply(&existing, &second);
+            let third = run(&now, &after, max);
+            prop_assert!(third.plan.is_empty(), "{:?}", third.plan);
+            let keys: BTreeSet<(String, PortKey)> =
+                after.iter().map(|s| (s.address_type.clone(), PortKey::of(s.ports()))).collect();
+            prop_assert_eq!(keys.len(), after.len());
+            for s in &after {
+                prop_assert!(!s.endpoints().is_empty());
+                prop_assert!(s.endpoints().len() <= max);
+            }
+        }
+    }
+}
