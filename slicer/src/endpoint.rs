@@ -114,10 +114,13 @@ pub(crate) fn pod_ready(pod: &Pod) -> bool {
 
 /// True when the endpoint of `pod` carries the Pod's hostname (`ShouldSetHostname`).
 pub(crate) fn should_set_hostname(pod: &Pod, service: &Service) -> bool {
+    hostname_for(pod, service.metadata.name(), service.metadata.namespace())
+}
+
+/// [`should_set_hostname`] for a Service known by name and namespace.
+pub(crate) fn hostname_for(pod: &Pod, name: &str, namespace: &str) -> bool {
     let spec = pod.spec();
-    !spec.hostname().is_empty()
-        && spec.subdomain() == service.metadata.name()
-        && service.metadata.namespace() == pod.metadata.namespace()
+    !spec.hostname().is_empty() && spec.subdomain() == name && namespace == pod.metadata.namespace()
 }
 
 /// The Pod's endpoint for one address family (`podToEndpoint`), or `None` when the Pod has no

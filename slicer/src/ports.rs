@@ -33,24 +33,20 @@ pub fn find_port(pod: &Pod, port: &ServicePort) -> Option<i32> {
 pub(crate) type Resolution = SmallVec<[Option<i32>; 4]>;
 
 /// Resolves every Service port for `pod`.
-pub(crate) fn resolve(service: &Service, pod: &Pod) -> Resolution {
-    service.spec().ports().iter().map(|p| find_port(pod, p)).collect()
+pub(crate) fn resolve(ports: &[ServicePort], pod: &Pod) -> Resolution {
+    ports.iter().map(|p| find_port(pod, p)).collect()
 }
 
 /// True when every `targetPort` is a number (or unset): every Pod resolves the same way.
-pub(crate) fn all_numeric(service: &Service) -> bool {
-    service
-        .spec()
-        .ports()
+pub(crate) fn all_numeric(ports: &[ServicePort]) -> bool {
+    ports
         .iter()
         .all(|p| !matches!(p.target_port, Some(IntOrString::String(_))))
 }
 
 /// The EndpointPorts of a resolution (`getEndpointPorts`), in Service port order.
-pub(crate) fn endpoint_ports(service: &Service, res: &Resolution) -> Vec<EndpointPort> {
-    service
-        .spec()
-        .ports()
+pub(crate) fn endpoint_ports(ports: &[ServicePort], res: &Resolution) -> Vec<EndpointPort> {
+    ports
         .iter()
         .zip(res.iter())
         .filter_map(|(sp, r)| {
@@ -66,7 +62,8 @@ pub(crate) fn endpoint_ports(service: &Service, res: &Resolution) -> Vec<Endpoin
 
 /// The EndpointPorts a Pod's endpoint serves for a Service (`getEndpointPorts`).
 pub fn pod_endpoint_ports(service: &Service, pod: &Pod) -> Vec<EndpointPort> {
-    endpoint_ports(service, &resolve(service, pod))
+    let ports = service.spec().ports();
+    endpoint_ports(ports, &resolve(ports, pod))
 }
 
 /// An order-independent key of a port list: the ports sorted. `null` and `[]` give the same key.

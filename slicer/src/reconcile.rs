@@ -12,8 +12,8 @@ use smallvec::SmallVec;
 use svcnet_model::{Endpoint, EndpointSlice, Pod, Service};
 
 use crate::endpoint::{
-    EndpointId, Family, NodeCheck, build_endpoint, check_node, endpoints_equal_beyond_id,
-    pod_is_endpoint_candidate, pod_key, should_set_hostname,
+    EndpointId, Family, NodeCheck, build_endpoint, check_node, endpoints_equal_beyond_id, hostname_for,
+    pod_is_endpoint_candidate, pod_key,
 };
 use crate::error::SliceError;
 use crate::hash::FastMap;
@@ -230,9 +230,9 @@ impl ServiceSlices {
         Ok(s)
     }
 
-    /// The Service.
-    pub fn service(&self) -> &Service {
-        &self.info.service
+    /// The Service's namespace and name.
+    pub fn service_key(&self) -> (&str, &str) {
+        (&self.info.namespace, &self.info.name)
     }
 
     /// The current slices, in order (given ones first, then created ones).
@@ -279,11 +279,11 @@ impl ServiceSlices {
 
     /// The port group of a Pod, cached per resolution.
     fn group_of(&mut self, pod: &Pod, cache: &mut FastMap<Resolution, u32>) -> u32 {
-        let res = resolve(&self.info.service, pod);
+        let res = resolve(&self.info.ports, pod);
         if let Some(&k) = cache.get(&res) {
             return k;
         }
-        let ports = endpoint_ports(&self.info.service, &res);
+        let ports = endpoint_ports(&self.info.ports, &res);
         let k = self.keys.intern(PortKey::of(&ports));
         cache.insert(res, k);
         k
@@ -372,7 +372,7 @@ impl ServiceSlices {
             Vec::with_capacity(if track_pods { pods.len() } else { 0 });
         let mut errors: Vec<SyncError> = Vec::new();
         let mut cache: FastMap<Resolution, u32> = FastMap::default();
-        let numeric = all_numeric(&self.info.service);
+        let numeric = all_numeric(&self.info.ports);
         let mut numeric_key: Option<u32> = None;
         for pod in pods {
             seen += 1;
@@ -390,7 +390,7 @@ impl ServiceSlices {
                 }
             };
             *members.entry(key).or_insert(0) += 1;
-            let hostname = should_set_hostname(pod, &self.info.service);
+            let hostname = hostname_for(pod, &self.info.name, &self.info.namespace);
             let mut entry = PodEntry { key, ids: [None; 2] };
             for &f in &families {
                 match self.endpoint_for(pod, nodes, f, hostname) {
@@ -828,7 +828,7 @@ impl ServiceSlices {
         let mut new: Option<(PodEntry, [Option<Endpoint>; 2])> = None;
         if self.info.selects(pod) && pod_is_endpoint_candidate(pod, true) {
             let key = self.group_of(pod, &mut FastMap::default());
-            let hostname = should_set_hostname(pod, &self.info.service);
+            let hostname = hostname_for(pod, &self.info.name, &self.info.namespace);
             let mut entry = PodEntry { key, ids: [None; 2] };
             let mut eps: [Option<Endpoint>; 2] = [None, None];
             for f in self.info.families.clone() {

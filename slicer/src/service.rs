@@ -78,7 +78,7 @@ pub(crate) fn selector_matches(selector: &StringMap, labels: Option<&StringMap>)
 /// The facts about a Service the reconciler reads, computed once.
 #[derive(Debug, Clone)]
 pub(crate) struct ServiceInfo {
-    pub service: Service,
+    pub ports: Vec<svcnet_model::ServicePort>,
     pub name: String,
     pub namespace: String,
     pub uid: String,
@@ -128,7 +128,7 @@ impl ServiceInfo {
             _ => false,
         };
         Ok(ServiceInfo {
-            service: service.clone(),
+            ports: spec.ports().to_vec(),
             name: m.name().to_owned(),
             namespace: m.namespace().to_owned(),
             uid: m.uid.clone().unwrap_or_default(),
