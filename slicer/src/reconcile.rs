@@ -614,7 +614,7 @@ impl ServiceSlices {
                 unchanged.push(seq);
             }
         }
-        self.fill(family, key, desired, updates, unchanged, out);
+        self.fill(family, key, desired, updates, unchanged, None, out);
     }
 
     /// `reconcileByPortMapping`, step 1 for a steady group that only `delta` changes.
@@ -709,12 +709,14 @@ impl ServiceSlices {
             taken.insert(seq, kept);
         }
         unchanged.sort_unstable();
-        self.fill(family, key, desired, updates, unchanged, out);
+        self.fill(family, key, desired, updates, unchanged, Some(taken), out);
     }
 
     /// Steps 2 and 3 of `reconcileByPortMapping`: top up the slices already being updated
     /// (fullest first), then put what is left in one unchanged slice it fits in entirely, or in
     /// new slices.
+    /// `taken` holds endpoints moved out of the state for this sync (incremental use).
+    #[allow(clippy::too_many_arguments)]
     fn fill(
         &self,
         family: Family,
@@ -722,6 +724,7 @@ impl ServiceSlices {
         mut desired: DesiredSet,
         mut updates: Vec<(u32, EndpointSlice)>,
         mut unchanged: Vec<u32>,
+        mut taken: Option<&mut FastMap<u32, Vec<Endpoint>>>,
         out: &mut Draft,
     ) {
         let max = self.options.max_endpoints_per_slice;
@@ -749,10 +752,13 @@ impl ServiceSlices {
             let (seq, mut s) = match target {
                 Some(i) => {
                     let seq = unchanged.remove(i);
-                    match self.slices.get(&seq) {
-                        Some(e) => (Some(seq), e.slice.clone()),
-                        None => continue,
-                    }
+                    let Some(e) = self.slices.get(&seq) else { continue };
+                    let mut s = copy_without_endpoints(&e.slice);
+                    s.endpoints = Some(match taken.as_deref_mut().and_then(|t| t.remove(&seq)) {
+                        Some(v) => v,
+                        None => e.slice.endpoints().to_vec(),
+                    });
+                    (Some(seq), s)
                 }
                 None => (None, self.info.new_slice(self.keys.get(key).0.clone(), family)),
             };
