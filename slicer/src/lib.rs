@@ -1,1 +1,95 @@
-//! Pods to endpoints to EndpointSlices with Kubernetes' minimal-churn reconciler and mirroring.
+//! # svcnet-slicer
+//!
+//! Pods to endpoints to EndpointSlices, as Kubernetes' EndpointSlice controller computes them,
+//! with its minimal-churn reconciler; the mirroring of selector-less Services' `Endpoints` into
+//! EndpointSlices; and the legacy `Endpoints` object of a Service.
+//!
+//! ```text
+//!  Service + Pods + Nodes ──pod_to_endpoint──▶ endpoints by (address type, port list)
+//!                                                 │
+//!  existing EndpointSlices ──────────────────────▶ reconcile ──▶ Plan { create, update, delete }
+//!                                                 │
+//!                          one Pod changed ──▶ ServiceSlices::update_pod ──▶ Plan (one slice)
+//!
+//!  Service (no selector) + Endpoints + mirrored slices ──mirror──▶ Plan
+//!  Service + Pods ──legacy_endpoints──▶ Endpoints (truncated at 1000 addresses)
+//! ```
+//!
+//! The reconciler follows Kubernetes step by step: existing endpoints are kept, updated or
+//! removed; slices already being rewritten are topped up first; at most one unchanged slice
+//! receives new endpoints, and only when they all fit; new slices take the rest; slices that
+//! would be deleted are recycled for slices that would be created; a Service with no endpoints
+//! keeps one empty placeholder slice per address type. Where Kubernetes iterates Go maps in
+//! random order, svcnet fixes the order, so the same input always gives the same plan.
+//!
+//! ## Non-features
+//! This crate never talks to an API server, watches, sleeps or reads a clock: the trigger time
+//! and the names of new slices are inputs ([`Options::trigger_time`], a [`NameSource`]).
+//! Topology hints are not computed here (see `svcnet-topology`); the slicer only removes hints
+//! from the slices it writes when the Service does not ask for them, as Kubernetes does.
+//!
+//! ## Example
+//! ```
+//! use svcnet_model::{Pod, PodIp, PodSpec, PodStatus, Service, ServicePort, ServiceSpec};
+//! use svcnet_slicer::{NodeZones, Options, SequentialNames, reconcile};
+//!
+//! let mut svc = Service::default();
+//! svc.metadata.name = Some("web".into());
+//! svc.metadata.namespace = Some("shop".into());
+//! svc.metadata.uid = Some("uid-1".into());
+//! svc.spec = Some(ServiceSpec {
+//!     selector: Some([("app".to_string(), "web".to_string())].into()),
+//!     ports: Some(vec![ServicePort { port: 80, ..Default::default() }]),
+//!     ip_families: Some(vec!["IPv4".into()]),
+//!     ..Default::default()
+//! });
+//! let pods: Vec<Pod> = (1..=3)
+//!     .map(|i| {
+//!         let mut p = Pod::default();
+//!         p.metadata.name = Some(format!("web-{i}"));
+//!         p.metadata.namespace = Some("shop".into());
+//!         p.metadata.labels = Some([("app".to_string(), "web".to_string())].into());
+//!         p.spec = Some(PodSpec { node_name: Some("node-a".into()), ..Default::default() });
+//!         p.status = Some(PodStatus {
+//!             pod_ips: Some(vec![PodIp { ip: format!("10.0.0.{i}") }]),
+//!             ..Default::default()
+//!         });
+//!         p
+//!     })
+//!     .collect();
+//! let mut nodes = NodeZones::new();
+//! nodes.insert("node-a", Some("zone-a"));
+//! let plan = reconcile(&svc, &pods, &nodes, [], &Options::default(), &mut SequentialNames::new())?;
+//! assert_eq!(plan.create.len(), 1);
+//! assert_eq!(plan.create[0].metadata.name.as_deref(), Some("web-1"));
+//! assert_eq!(plan.create[0].endpoints().len(), 3);
+//! # Ok::<(), svcnet_slicer::SliceError>(())
+//! ```
+
+mod endpoint;
+mod error;
+mod hash;
+mod legacy;
+mod mirror;
+mod names;
+mod nodes;
+mod plan;
+mod ports;
+mod reconcile;
+mod repack;
+mod service;
+
+pub use endpoint::{
+    EndpointId, Family, PodChange, address_types, endpoints_equal_beyond_id, pod_change,
+    pod_is_endpoint_candidate, pod_to_endpoint,
+};
+pub use error::SliceError;
+pub use legacy::{ENDPOINTS_MAX_CAPACITY, legacy_endpoints};
+pub use mirror::{MirrorEvent, MirrorOptions, MirrorPlan, mirror};
+pub use names::{NameSource, SeededNames, SequentialNames, slice_name_prefix};
+pub use nodes::NodeZones;
+pub use plan::{Plan, SyncError};
+pub use ports::{PortKey, find_port, pod_endpoint_ports};
+pub use reconcile::{ServiceSlices, reconcile};
+pub use repack::repack_subsets;
+pub use service::Options;

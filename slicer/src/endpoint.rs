@@ -1,0 +1,437 @@
+//! Pod → discovery/v1 `Endpoint`, as the EndpointSlice controller builds it, and the identity
+//! and comparison rules the reconciler uses to match desired endpoints with existing ones.
+
+use std::net::Ipv6Addr;
+
+use smallvec::SmallVec;
+use svcnet_model::{Endpoint, EndpointConditions, ObjectReference, Pod, Service, address_type, pod_phase};
+
+use crate::hash::Hash128;
+use crate::nodes::{NodeLookup, NodeZones};
+
+/// The two address families the controller writes slices for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Family {
+    /// `IPv4` slices.
+    V4,
+    /// `IPv6` slices.
+    V6,
+}
+
+impl Family {
+    /// Both families, IPv4 first.
+    pub const ALL: [Family; 2] = [Family::V4, Family::V6];
+
+    /// The EndpointSlice `addressType` value.
+    pub fn address_type(self) -> &'static str {
+        match self {
+            Family::V4 => address_type::IPV4,
+            Family::V6 => address_type::IPV6,
+        }
+    }
+
+    /// The family of an `addressType` value; `None` for `FQDN`, the deprecated `IP` and others.
+    pub fn from_address_type(s: &str) -> Option<Family> {
+        match s {
+            address_type::IPV4 => Some(Family::V4),
+            address_type::IPV6 => Some(Family::V6),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        match self {
+            Family::V4 => 0,
+            Family::V6 => 1,
+        }
+    }
+}
+
+/// True when `ip` is an IPv6 address in Go's sense: it parses as IPv6 and is not an
+/// IPv4-mapped address. Anything else (IPv4 text, garbage) counts as IPv4.
+pub(crate) fn is_ipv6_text(ip: &str) -> bool {
+    match ip.parse::<Ipv6Addr>() {
+        Ok(a) => a.to_ipv4_mapped().is_none(),
+        Err(_) => false,
+    }
+}
+
+/// The address types the controller maintains for a Service (`getAddressTypesForService`):
+/// `spec.ipFamilies` when set, else the family of a real ClusterIP, else both.
+pub fn address_types(service: &Service) -> SmallVec<[Family; 2]> {
+    let spec = service.spec();
+    let mut out: SmallVec<[Family; 2]> = SmallVec::new();
+    for f in spec.ip_families.as_deref().unwrap_or(&[]) {
+        let fam = match f.as_str() {
+            "IPv4" => Some(Family::V4),
+            "IPv6" => Some(Family::V6),
+            _ => None,
+        };
+        if let Some(fam) = fam
+            && !out.contains(&fam)
+        {
+            out.push(fam);
+        }
+    }
+    if !out.is_empty() {
+        out.sort();
+        return out;
+    }
+    match spec.cluster_ip.as_deref() {
+        Some(ip) if !ip.is_empty() && ip != svcnet_model::CLUSTER_IP_NONE => {
+            out.push(if is_ipv6_text(ip) { Family::V6 } else { Family::V4 });
+        }
+        _ => out.extend(Family::ALL),
+    }
+    out
+}
+
+/// True when a Pod belongs in endpoints at all (`ShouldPodBeInEndpoints`): not `Succeeded` or
+/// `Failed`, and it has an IP. Terminating Pods are included when `include_terminating`.
+pub fn pod_is_endpoint_candidate(pod: &Pod, include_terminating: bool) -> bool {
+    let phase = pod.phase();
+    if phase == pod_phase::SUCCEEDED || phase == pod_phase::FAILED {
+        return false;
+    }
+    let has_ip = pod.status.as_ref().is_some_and(|s| {
+        s.pod_ip.as_deref().is_some_and(|ip| !ip.is_empty())
+            || s.pod_ips.as_ref().is_some_and(|ips| !ips.is_empty())
+    });
+    if !has_ip {
+        return false;
+    }
+    include_terminating || pod.metadata.deletion_timestamp.is_none()
+}
+
+/// The Pod's `Ready` condition is `True` (the first `Ready` condition decides).
+pub(crate) fn pod_ready(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+        .is_some_and(|c| c.status == "True")
+}
+
+/// True when the endpoint of `pod` carries the Pod's hostname (`ShouldSetHostname`).
+pub(crate) fn should_set_hostname(pod: &Pod, service: &Service) -> bool {
+    hostname_for(pod, service.metadata.name(), service.metadata.namespace())
+}
+
+/// [`should_set_hostname`] for a Service known by name and namespace.
+pub(crate) fn hostname_for(pod: &Pod, name: &str, namespace: &str) -> bool {
+    let spec = pod.spec();
+    !spec.hostname().is_empty() && spec.subdomain() == name && namespace == pod.metadata.namespace()
+}
+
+/// The Pod's endpoint for one address family (`podToEndpoint`), or `None` when the Pod has no
+/// IP of that family. The zone comes from `node_zone` (the zone label of the Pod's Node).
+pub fn pod_to_endpoint(
+    pod: &Pod,
+    service: &Service,
+    node_zone: Option<&str>,
+    family: Family,
+) -> Option<Endpoint> {
+    let publish_not_ready = service.spec().publish_not_ready_addresses.unwrap_or(false);
+    let hostname = should_set_hostname(pod, service);
+    build_endpoint(pod, publish_not_ready, hostname, node_zone, family)
+}
+
+pub(crate) fn build_endpoint(
+    pod: &Pod,
+    publish_not_ready: bool,
+    set_hostname: bool,
+    node_zone: Option<&str>,
+    family: Family,
+) -> Option<Endpoint> {
+    let ips = pod.status.as_ref()?.pod_ips.as_deref()?;
+    let mut addresses: Vec<String> = Vec::new();
+    for p in ips {
+        if is_ipv6_text(&p.ip) == (family == Family::V6) {
+            addresses.push(p.ip.clone());
+        }
+    }
+    if addresses.is_empty() {
+        return None;
+    }
+    if addresses.len() > 1 {
+        addresses.sort();
+    }
+    let serving = pod_ready(pod);
+    let terminating = pod.metadata.deletion_timestamp.is_some();
+    let ready = publish_not_ready || (serving && !terminating);
+    let spec = pod.spec();
+    let node_name = spec.node_name();
+    Some(Endpoint {
+        addresses,
+        conditions: EndpointConditions {
+            ready: Some(ready),
+            serving: Some(serving),
+            terminating: Some(terminating),
+        },
+        hostname: set_hostname.then(|| spec.hostname().to_owned()),
+        target_ref: Some(ObjectReference {
+            kind: Some("Pod".to_owned()),
+            namespace: pod.metadata.namespace.clone(),
+            name: pod.metadata.name.clone(),
+            uid: pod.metadata.uid.clone(),
+            ..Default::default()
+        }),
+        deprecated_topology: None,
+        node_name: (!node_name.is_empty()).then(|| node_name.to_owned()),
+        zone: node_zone.filter(|z| !z.is_empty()).map(str::to_owned),
+        hints: None,
+    })
+}
+
+/// How a Pod update matters to endpoints (`podEndpointsChanged`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PodChange {
+    /// The Pod's endpoints may differ: deletion timestamp, readiness or IPs changed.
+    pub endpoints: bool,
+    /// The Services selecting the Pod may differ: labels, hostname or subdomain changed.
+    pub membership: bool,
+}
+
+impl PodChange {
+    /// True when the update needs a sync of some Service.
+    pub fn any(self) -> bool {
+        self.endpoints || self.membership
+    }
+}
+
+/// Which parts of an update from `old` to `new` matter to endpoints, as the controllers decide
+/// whether to sync. Node name, name, namespace and UID do not change once a Pod has an IP.
+pub fn pod_change(old: &Pod, new: &Pod) -> PodChange {
+    let (o, n) = (old.spec(), new.spec());
+    let membership = old.metadata.labels != new.metadata.labels
+        || o.hostname() != n.hostname()
+        || o.subdomain() != n.subdomain();
+    let ips = |p: &Pod| -> Vec<String> {
+        p.status
+            .as_ref()
+            .and_then(|s| s.pod_ips.as_ref())
+            .map(|v| v.iter().map(|i| i.ip.clone()).collect())
+            .unwrap_or_default()
+    };
+    let endpoints = old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+        || pod_ready(old) != pod_ready(new)
+        || ips(old) != ips(new);
+    PodChange {
+        endpoints,
+        membership,
+    }
+}
+
+/// What a node lookup for a Pod gave.
+pub(crate) enum NodeCheck<'a> {
+    /// The node exists; its zone, if labelled.
+    Found(Option<&'a str>),
+    /// The node is missing.
+    Missing,
+}
+
+pub(crate) fn check_node<'a>(nodes: &'a NodeZones, pod: &Pod) -> NodeCheck<'a> {
+    match nodes.lookup(pod.spec().node_name()) {
+        NodeLookup::Found(z) => NodeCheck::Found(z),
+        NodeLookup::Missing => NodeCheck::Missing,
+    }
+}
+
+/// The identity of an endpoint: a 128-bit hash of its sorted addresses, its hostname and
+/// its target's namespace and name, as Kubernetes' `EndpointSet` keys endpoints. Two endpoints
+/// with the same identity are "the same endpoint"; other fields may differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EndpointId(pub u128);
+
+impl EndpointId {
+    /// The identity of `ep`.
+    pub fn of(ep: &Endpoint) -> EndpointId {
+        let mut h = Hash128::new();
+        let tr = ep.target_ref.as_ref();
+        let ns = tr.and_then(|t| t.namespace.as_deref()).unwrap_or("");
+        let name = tr.and_then(|t| t.name.as_deref()).unwrap_or("");
+        let hostname = ep.hostname.as_deref().unwrap_or("");
+        h.field(&(ep.addresses.len() as u64).to_le_bytes());
+        if ep.addresses.len() <= 1 || ep.addresses.windows(2).all(|w| w[0] <= w[1]) {
+            for a in &ep.addresses {
+                h.field(a.as_bytes());
+            }
+        } else {
+            let mut sorted: SmallVec<[&str; 4]> = ep.addresses.iter().map(String::as_str).collect();
+            sorted.sort_unstable();
+            for a in sorted {
+                h.field(a.as_bytes());
+            }
+        }
+        h.field(hostname.as_bytes());
+        h.field(ns.as_bytes());
+        h.field(name.as_bytes());
+        EndpointId(h.finish())
+    }
+}
+
+/// A 128-bit key for a Pod's namespace and name.
+pub(crate) fn pod_key(namespace: &str, name: &str) -> u128 {
+    let mut h = Hash128::new();
+    h.field(namespace.as_bytes());
+    h.field(name.as_bytes());
+    h.finish()
+}
+
+fn opt_str_eq(a: &Option<String>, b: &Option<String>) -> bool {
+    a.as_deref().unwrap_or("") == b.as_deref().unwrap_or("")
+}
+
+/// Object references equal field by field, ignoring `resourceVersion` (an absent string equals
+/// an empty one, as in Go).
+fn target_ref_eq(a: &Option<ObjectReference>, b: &Option<ObjectReference>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            opt_str_eq(&a.kind, &b.kind)
+                && opt_str_eq(&a.namespace, &b.namespace)
+                && opt_str_eq(&a.name, &b.name)
+                && opt_str_eq(&a.uid, &b.uid)
+                && opt_str_eq(&a.api_version, &b.api_version)
+                && opt_str_eq(&a.field_path, &b.field_path)
+        }
+        _ => false,
+    }
+}
+
+/// `EndpointsEqualBeyondHash`: the fields not covered by [`EndpointId`] are equal — node name,
+/// zone, the three conditions (unset differs from false) and the target reference (ignoring its
+/// resource version). Hints are not compared.
+pub fn endpoints_equal_beyond_id(a: &Endpoint, b: &Endpoint) -> bool {
+    a.node_name == b.node_name
+        && a.zone == b.zone
+        && a.conditions.ready == b.conditions.ready
+        && a.conditions.serving == b.conditions.serving
+        && a.conditions.terminating == b.conditions.terminating
+        && target_ref_eq(&a.target_ref, &b.target_ref)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use svcnet_model::{PodCondition, PodIp, PodSpec, PodStatus, ServiceSpec};
+
+    fn pod(ips: &[&str]) -> Pod {
+        let mut p = Pod::default();
+        p.metadata.name = Some("p".into());
+        p.metadata.namespace = Some("ns".into());
+        p.spec = Some(PodSpec {
+            node_name: Some("n1".into()),
+            hostname: Some("h".into()),
+            subdomain: Some("svc".into()),
+            ..Default::default()
+        });
+        p.status = Some(PodStatus {
+            pod_ip: ips.first().map(|s| s.to_string()),
+            pod_ips: Some(ips.iter().map(|s| PodIp { ip: s.to_string() }).collect()),
+            conditions: Some(vec![PodCondition {
+                type_: "Ready".into(),
+                status: "True".into(),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        });
+        p
+    }
+
+    fn svc() -> Service {
+        let mut s = Service::default();
+        s.metadata.name = Some("svc".into());
+        s.metadata.namespace = Some("ns".into());
+        s.spec = Some(ServiceSpec::default());
+        s
+    }
+
+    #[test]
+    fn families_and_verbatim_addresses() {
+        let p = pod(&["1.2.3.4", "1234::5678:0000:0000:9abc:def0", "::ffff:1.1.1.1"]);
+        let v4 = pod_to_endpoint(&p, &svc(), Some("z"), Family::V4).unwrap();
+        assert_eq!(v4.addresses, vec!["1.2.3.4", "::ffff:1.1.1.1"]);
+        let v6 = pod_to_endpoint(&p, &svc(), None, Family::V6).unwrap();
+        assert_eq!(v6.addresses, vec!["1234::5678:0000:0000:9abc:def0"]);
+        assert_eq!(v4.zone.as_deref(), Some("z"));
+        assert_eq!(v4.hostname.as_deref(), Some("h"));
+        assert_eq!(v4.conditions.ready, Some(true));
+        assert!(pod_to_endpoint(&pod(&["1.2.3.4"]), &svc(), None, Family::V6).is_none());
+    }
+
+    #[test]
+    fn terminating_not_ready_unless_published() {
+        let mut p = pod(&["1.2.3.4"]);
+        p.metadata.deletion_timestamp = Some("2024-01-01T00:00:00Z".into());
+        let ep = pod_to_endpoint(&p, &svc(), None, Family::V4).unwrap();
+        assert_eq!(ep.conditions.ready, Some(false));
+        assert_eq!(ep.conditions.serving, Some(true));
+        assert_eq!(ep.conditions.terminating, Some(true));
+        let mut s = svc();
+        s.spec_mut().publish_not_ready_addresses = Some(true);
+        let ep = pod_to_endpoint(&p, &s, None, Family::V4).unwrap();
+        assert_eq!(ep.conditions.ready, Some(true));
+    }
+
+    #[test]
+    fn candidates() {
+        let mut p = pod(&["1.2.3.4"]);
+        assert!(pod_is_endpoint_candidate(&p, true));
+        p.status.as_mut().unwrap().phase = Some("Succeeded".into());
+        assert!(!pod_is_endpoint_candidate(&p, true));
+        let mut p = pod(&[]);
+        p.status.as_mut().unwrap().pod_ips = None;
+        assert!(!pod_is_endpoint_candidate(&p, true));
+    }
+
+    #[test]
+    fn identity_ignores_conditions_and_address_order() {
+        let mut a = pod_to_endpoint(&pod(&["1.2.3.4"]), &svc(), None, Family::V4).unwrap();
+        let mut b = a.clone();
+        b.conditions.ready = Some(false);
+        assert_eq!(EndpointId::of(&a), EndpointId::of(&b));
+        assert!(!endpoints_equal_beyond_id(&a, &b));
+        a.addresses = vec!["b".into(), "a".into()];
+        b.addresses = vec!["a".into(), "b".into()];
+        assert_eq!(EndpointId::of(&a), EndpointId::of(&b));
+        b.hostname = None;
+        assert_ne!(EndpointId::of(&a), EndpointId::of(&b));
+    }
+
+    #[test]
+    fn pod_changes() {
+        let a = pod(&["1.2.3.4"]);
+        assert!(!pod_change(&a, &a).any());
+        let mut b = a.clone();
+        b.status.as_mut().unwrap().conditions = None;
+        assert_eq!(
+            pod_change(&a, &b),
+            PodChange {
+                endpoints: true,
+                membership: false
+            }
+        );
+        let mut c = a.clone();
+        c.metadata.labels = Some([("x".to_string(), "y".to_string())].into());
+        assert_eq!(
+            pod_change(&a, &c),
+            PodChange {
+                endpoints: false,
+                membership: true
+            }
+        );
+        let d = pod(&["1.2.3.5"]);
+        assert!(pod_change(&a, &d).endpoints);
+    }
+
+    #[test]
+    fn address_types_rules() {
+        let mut s = svc();
+        assert_eq!(address_types(&s).as_slice(), &[Family::V4, Family::V6]);
+        s.spec_mut().cluster_ip = Some("fd00::1".into());
+        assert_eq!(address_types(&s).as_slice(), &[Family::V6]);
+        s.spec_mut().ip_families = Some(vec!["IPv4".into()]);
+        assert_eq!(address_types(&s).as_slice(), &[Family::V4]);
+    }
+}

@@ -1,0 +1,431 @@
+//! Mirroring: the EndpointSlices of a selector-less Service, copied from its `Endpoints`
+//! (Kubernetes' EndpointSliceMirroring controller).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use svcnet_model::{
+    EndpointAddress, EndpointConditions, EndpointPort, EndpointSlice, Endpoints, OwnerReference, Service,
+    StringMap, labels as slice_labels,
+};
+
+use crate::endpoint::{EndpointId, Family, endpoints_equal_beyond_id};
+use crate::names::{NameSource, slice_name_prefix};
+use crate::plan::Plan;
+use crate::ports::PortKey;
+use crate::repack::repack_subsets;
+
+/// The label that turns mirroring off for an `Endpoints` object (value `true`).
+const SKIP_MIRROR: &str = "endpointslice.kubernetes.io/skip-mirror";
+/// The annotation of leader-election records kept in `Endpoints` objects.
+const LEADER: &str = "control-plane.alpha.kubernetes.io/leader";
+const TRIGGER_TIME: &str = "endpoints.kubernetes.io/last-change-trigger-time";
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Mirroring settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MirrorOptions {
+    /// The most addresses mirrored per `Endpoints` subset (Kubernetes: 1000).
+    pub max_endpoints_per_subset: usize,
+}
+
+impl Default for MirrorOptions {
+    fn default() -> Self {
+        MirrorOptions {
+            max_endpoints_per_subset: 1000,
+        }
+    }
+}
+
+/// A warning event the mirroring controller records on the `Endpoints` object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MirrorEvent {
+    /// Addresses that are not IPs were skipped (`InvalidIPAddress`).
+    InvalidIpAddress {
+        /// How many.
+        skipped: usize,
+    },
+    /// Addresses beyond the per-subset maximum were skipped (`TooManyAddressesToMirror`).
+    TooManyAddressesToMirror {
+        /// The per-subset maximum.
+        max: usize,
+        /// Addresses skipped in all (invalid ones included).
+        skipped: usize,
+    },
+}
+
+impl MirrorEvent {
+    /// The event's reason.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            MirrorEvent::InvalidIpAddress { .. } => "InvalidIPAddress",
+            MirrorEvent::TooManyAddressesToMirror { .. } => "TooManyAddressesToMirror",
+        }
+    }
+}
+
+impl fmt::Display for MirrorEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MirrorEvent::InvalidIpAddress { skipped } => write!(
+                f,
+                "Skipped {skipped} invalid IP addresses when mirroring to EndpointSlices"
+            ),
+            MirrorEvent::TooManyAddressesToMirror { max, skipped } => write!(
+                f,
+                "A max of {max} addresses can be mirrored to EndpointSlices per Endpoints subset. {skipped} addresses were skipped"
+            ),
+        }
+    }
+}
+
+/// A mirroring plan and the events recorded while computing it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MirrorPlan {
+    /// The slice writes.
+    pub plan: Plan,
+    /// Warning events on the `Endpoints` object.
+    pub events: Vec<MirrorEvent>,
+}
+
+/// Parses an IP as Go's `ParseIPSloppy` does (IPv4 octets may carry leading zeros) and gives its
+/// family and canonical text (an IPv4-mapped IPv6 address is IPv4).
+fn parse_ip_sloppy(s: &str) -> Option<(Family, String)> {
+    if let Ok(ip) = s.parse::<IpAddr>() {
+        return Some(match ip {
+            IpAddr::V4(v4) => (Family::V4, v4.to_string()),
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => (Family::V4, v4.to_string()),
+                None => (Family::V6, v6.to_string()),
+            },
+        });
+    }
+    if s.contains(':') {
+        return s.parse::<Ipv6Addr>().ok().map(|a| (Family::V6, a.to_string()));
+    }
+    let parts: Vec<&str> = s.split('.').collect();
+    if parts.len() != 4 {
+        return None;
+    }
+    let mut o = [0u8; 4];
+    for (i, p) in parts.iter().enumerate() {
+        if p.is_empty() || p.len() > 3 || !p.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        let v: u16 = p.parse().ok()?;
+        *o.get_mut(i)? = u8::try_from(v).ok()?;
+    }
+    Some((Family::V4, Ipv4Addr::from(o).to_string()))
+}
+
+fn address_to_endpoint(a: &EndpointAddress, ready: bool) -> Option<(Family, svcnet_model::Endpoint)> {
+    let (family, text) = parse_ip_sloppy(&a.ip)?;
+    Some((
+        family,
+        svcnet_model::Endpoint {
+            addresses: vec![text],
+            conditions: EndpointConditions {
+                ready: Some(ready),
+                ..Default::default()
+            },
+            hostname: a.hostname.clone().filter(|h| !h.is_empty()),
+            target_ref: a.target_ref.clone(),
+            node_name: a.node_name.clone(),
+            ..Default::default()
+        },
+    ))
+}
+
+fn without(map: Option<&StringMap>, keys: &[&str]) -> StringMap {
+    map.into_iter()
+        .flatten()
+        .filter(|(k, _)| !keys.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Desired endpoints of one (family, port list) key, in insertion order.
+#[derive(Default)]
+struct Desired {
+    ports: Vec<EndpointPort>,
+    eps: Vec<Option<svcnet_model::Endpoint>>,
+    index: HashMap<EndpointId, usize>,
+}
+
+impl Desired {
+    fn insert(&mut self, ep: svcnet_model::Endpoint) {
+        let id = EndpointId::of(&ep);
+        match self.index.get(&id) {
+            Some(&i) => {
+                if let Some(slot) = self.eps.get_mut(i) {
+                    *slot = Some(ep);
+                }
+            }
+            None => {
+                self.index.insert(id, self.eps.len());
+                self.eps.push(Some(ep));
+            }
+        }
+    }
+
+    fn get(&self, id: &EndpointId) -> Option<&svcnet_model::Endpoint> {
+        self.index
+            .get(id)
+            .and_then(|&i| self.eps.get(i))
+            .and_then(Option::as_ref)
+    }
+
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+}
+
+/// Mirrors a selector-less Service's `Endpoints` into EndpointSlices, as Kubernetes'
+/// EndpointSliceMirroring controller does, given the slices it mirrored before (labelled with
+/// the Service's name and managed by `endpointslicemirroring-controller.k8s.io`).
+///
+/// Every mirrored slice is deleted when there is nothing to mirror: no `Endpoints`, no Service,
+/// a Service with a selector, or an `Endpoints` labelled `endpointslice.kubernetes.io/skip-mirror:
+/// "true"` or carrying a leader-election annotation.
+pub fn mirror(
+    service: Option<&Service>,
+    endpoints: Option<&Endpoints>,
+    existing: &[EndpointSlice],
+    options: &MirrorOptions,
+    names: &mut dyn NameSource,
+) -> MirrorPlan {
+    let delete_all = || MirrorPlan {
+        plan: Plan {
+            delete: existing.to_vec(),
+            ..Plan::default()
+        },
+        events: Vec::new(),
+    };
+    let Some(eps) = endpoints else { return delete_all() };
+    let skip = eps.metadata.label(SKIP_MIRROR) == Some("true") || eps.metadata.annotation(LEADER).is_some();
+    let Some(svc) = service else { return delete_all() };
+    if skip || svc.spec().selector.is_some() {
+        return delete_all();
+    }
+
+    // Desired state, from the canonical subsets.
+    let max = options.max_endpoints_per_subset;
+    let mut desired: BTreeMap<(Family, PortKey), Desired> = BTreeMap::new();
+    let mut invalid = 0usize;
+    let mut skipped = 0usize;
+    for subset in repack_subsets(eps.subsets()) {
+        let ports: Vec<EndpointPort> = subset
+            .ports
+            .iter()
+            .flatten()
+            .map(|p| EndpointPort {
+                name: Some(p.name.clone().unwrap_or_default()),
+                protocol: Some(p.protocol.clone().unwrap_or_else(|| "TCP".into())),
+                port: Some(p.port),
+                app_protocol: p.app_protocol.clone(),
+            })
+            .collect();
+        let key = PortKey::of(&ports);
+        for f in Family::ALL {
+            desired.entry((f, key.clone())).or_default().ports = ports.clone();
+        }
+        let ready = subset.addresses.iter().flatten().map(|a| (a, true));
+        let not_ready = subset.not_ready_addresses.iter().flatten().map(|a| (a, false));
+        let total = subset.addresses.as_ref().map_or(0, Vec::len)
+            + subset.not_ready_addresses.as_ref().map_or(0, Vec::len);
+        let mut added = 0usize;
+        for (a, r) in ready.chain(not_ready) {
+            if added >= max {
+                break;
+            }
+            match address_to_endpoint(a, r) {
+                Some((f, ep)) => {
+                    desired.entry((f, key.clone())).or_default().insert(ep);
+                    added += 1;
+                }
+                None => invalid += 1,
+            }
+        }
+        skipped += total - added;
+    }
+    let mut events = Vec::new();
+    if invalid > 0 {
+        events.push(MirrorEvent::InvalidIpAddress { skipped: invalid });
+    }
+    if skipped > invalid {
+        events.push(MirrorEvent::TooManyAddressesToMirror { max, skipped });
+    }
+
+    // Existing state by (address type, port list).
+    let mut by_key: BTreeMap<(String, PortKey), Vec<usize>> = BTreeMap::new();
+    for (i, s) in existing.iter().enumerate() {
+        by_key
+            .entry((s.address_type.clone(), PortKey::of(s.ports())))
+            .or_default()
+            .push(i);
+    }
+
+    let want_annotations = without(eps.metadata.annotations.as_ref(), &[TRIGGER_TIME, LAST_APPLIED]);
+    let want_labels: StringMap = eps.metadata.labels.clone().unwrap_or_default();
+    let mut create: Vec<EndpointSlice> = Vec::new();
+    let mut update: Vec<EndpointSlice> = Vec::new();
+    let mut delete: Vec<usize> = Vec::new();
+    for ((family, key), d) in &desired {
+        let have = by_key
+            .remove(&(family.address_type().to_owned(), key.clone()))
+            .unwrap_or_default();
+        if d.len() == 0 {
+            delete.extend(have);
+            continue;
+        }
+        let mut name = None;
+        if let Some((&first, rest)) = have.split_first() {
+            delete.extend_from_slice(rest);
+            let Some(s) = existing.get(first) else { continue };
+            let have_labels = without(
+                s.metadata.labels.as_ref(),
+                &[slice_labels::MANAGED_BY, slice_labels::SERVICE_NAME],
+            );
+            let have_annotations = s.metadata.annotations.clone().unwrap_or_default();
+            if matches_exactly(s, d) && have_labels == want_labels && have_annotations == want_annotations {
+                continue;
+            }
+            name = s.metadata.name.clone();
+        }
+        let mut slice = new_mirrored_slice(eps, d.ports.clone(), *family, name, &want_annotations);
+        let list = slice.endpoints.get_or_insert_with(Vec::new);
+        list.extend(d.eps.iter().flatten().take(max).cloned());
+        if slice.metadata.name.is_some() {
+            update.push(slice);
+        } else {
+            create.push(slice);
+        }
+    }
+    for (_, idx) in by_key {
+        delete.extend(idx);
+    }
+
+    // Recycle: creates become updates of slices of the same address type that would be deleted.
+    let mut delete_slices: Vec<EndpointSlice> =
+        delete.iter().filter_map(|&i| existing.get(i).cloned()).collect();
+    for f in Family::ALL {
+        let at = f.address_type();
+        loop {
+            let c = create.iter().position(|s| s.address_type == at);
+            let d = delete_slices.iter().position(|s| s.address_type == at);
+            let (Some(c), Some(d)) = (c, d) else { break };
+            let mut s = create.remove(c);
+            let gone = delete_slices.remove(d);
+            s.metadata.name = gone.metadata.name;
+            update.push(s);
+        }
+    }
+    if eps.metadata.deletion_timestamp.is_some() {
+        create.clear();
+    }
+    let mut taken: Vec<String> = existing.iter().filter_map(|s| s.metadata.name.clone()).collect();
+    for s in &mut create {
+        let prefix = s.metadata.generate_name.clone().unwrap_or_default();
+        let mut n = names.generate(&prefix);
+        let mut k = 0u32;
+        while taken.contains(&n) {
+            k += 1;
+            n = if k > 64 {
+                format!("{prefix}{k}")
+            } else {
+                names.generate(&prefix)
+            };
+        }
+        taken.push(n.clone());
+        s.metadata.name = Some(n);
+    }
+    MirrorPlan {
+        plan: Plan {
+            create,
+            update,
+            delete: delete_slices,
+            errors: Vec::new(),
+        },
+        events,
+    }
+}
+
+/// `totalChanges` is zero: every existing endpoint is desired and equal, and nothing is missing.
+fn matches_exactly(s: &EndpointSlice, d: &Desired) -> bool {
+    let mut matched = 0usize;
+    for ep in s.endpoints() {
+        match d.get(&EndpointId::of(ep)) {
+            Some(want) if endpoints_equal_beyond_id(want, ep) => matched += 1,
+            _ => return false,
+        }
+    }
+    matched == d.len()
+}
+
+fn new_mirrored_slice(
+    eps: &Endpoints,
+    ports: Vec<EndpointPort>,
+    family: Family,
+    name: Option<String>,
+    annotations: &StringMap,
+) -> EndpointSlice {
+    let mut labels = eps.metadata.labels.clone().unwrap_or_default();
+    labels.insert(
+        slice_labels::SERVICE_NAME.to_owned(),
+        eps.metadata.name().to_owned(),
+    );
+    labels.insert(
+        slice_labels::MANAGED_BY.to_owned(),
+        slice_labels::MIRRORING_CONTROLLER_NAME.to_owned(),
+    );
+    let mut s = EndpointSlice {
+        api_version: Some("discovery.k8s.io/v1".into()),
+        kind: Some("EndpointSlice".into()),
+        address_type: family.address_type().to_owned(),
+        endpoints: Some(Vec::new()),
+        ports: Some(ports),
+        ..Default::default()
+    };
+    s.metadata.namespace = eps.metadata.namespace.clone();
+    s.metadata.labels = Some(labels);
+    s.metadata.annotations = (!annotations.is_empty()).then(|| annotations.clone());
+    s.metadata.owner_references = Some(vec![OwnerReference {
+        api_version: "v1".into(),
+        kind: "Endpoints".into(),
+        name: eps.metadata.name().to_owned(),
+        uid: eps.metadata.uid.clone().unwrap_or_default(),
+        controller: Some(true),
+        block_owner_deletion: Some(true),
+    }]);
+    match name {
+        Some(n) => s.metadata.name = Some(n),
+        None => s.metadata.generate_name = Some(slice_name_prefix(eps.metadata.name())),
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sloppy_ips() {
+        assert_eq!(
+            parse_ip_sloppy("010.0.0.1"),
+            Some((Family::V4, "10.0.0.1".into()))
+        );
+        assert_eq!(
+            parse_ip_sloppy("::ffff:1.2.3.4"),
+            Some((Family::V4, "1.2.3.4".into()))
+        );
+        assert_eq!(
+            parse_ip_sloppy("2001:db8:0:0::1"),
+            Some((Family::V6, "2001:db8::1".into()))
+        );
+        assert_eq!(parse_ip_sloppy("1.2.3"), None);
+        assert_eq!(parse_ip_sloppy("256.0.0.1"), None);
+        assert_eq!(parse_ip_sloppy("foo"), None);
+    }
+}

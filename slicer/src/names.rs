@@ -1,0 +1,136 @@
+//! Names for new slices: the API server appends a random suffix to `generateName`; svcnet takes
+//! the suffix from a caller-supplied, deterministic source.
+
+/// The characters Kubernetes' name generator draws suffixes from (no vowels, no confusables).
+const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+/// Kubernetes caps the base of a generated name so that base + suffix fit in 63 characters.
+const MAX_BASE: usize = 58;
+const SUFFIX_LEN: usize = 5;
+
+/// Where names of new objects come from.
+pub trait NameSource {
+    /// A new name for an object with `generateName` = `prefix`. Called again when the name is
+    /// already taken.
+    fn generate(&mut self, prefix: &str) -> String;
+}
+
+/// Kubernetes-style names (`prefix` cut to 58 characters, then 5 characters from the generator's
+/// alphabet) drawn from a seeded SplitMix64 sequence: the same seed gives the same names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeededNames {
+    state: u64,
+}
+
+impl SeededNames {
+    /// A source seeded with `seed`.
+    pub fn new(seed: u64) -> Self {
+        SeededNames { state: seed }
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+impl Default for SeededNames {
+    fn default() -> Self {
+        SeededNames::new(0)
+    }
+}
+
+impl NameSource for SeededNames {
+    fn generate(&mut self, prefix: &str) -> String {
+        let mut base: String = prefix.chars().take(MAX_BASE).collect();
+        let mut r = self.next_u64();
+        for _ in 0..SUFFIX_LEN {
+            let i = (r % ALPHABET.len() as u64) as usize;
+            r /= ALPHABET.len() as u64;
+            base.push(char::from(ALPHABET.get(i).copied().unwrap_or(b'x')));
+        }
+        base
+    }
+}
+
+/// Sequential names: `prefix` followed by 1, 2, 3, ... Handy in tests and examples.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SequentialNames {
+    next: u64,
+}
+
+impl SequentialNames {
+    /// Starts at 1.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl NameSource for SequentialNames {
+    fn generate(&mut self, prefix: &str) -> String {
+        self.next += 1;
+        format!("{prefix}{}", self.next)
+    }
+}
+
+impl<F: FnMut(&str) -> String> NameSource for F {
+    fn generate(&mut self, prefix: &str) -> String {
+        self(prefix)
+    }
+}
+
+/// True when `s` is a valid DNS subdomain (RFC 1123): at most 253 characters of dot-separated
+/// labels of lowercase alphanumerics and `-`, each starting and ending alphanumeric.
+fn is_dns_subdomain(s: &str) -> bool {
+    if s.is_empty() || s.len() > 253 {
+        return false;
+    }
+    s.split('.').all(|label| {
+        let b = label.as_bytes();
+        let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+        match (b.first(), b.last()) {
+            (Some(&f), Some(&l)) => alnum(f) && alnum(l) && b.iter().all(|&c| alnum(c) || c == b'-'),
+            _ => false,
+        }
+    })
+}
+
+/// The `generateName` of a Service's slices (`getEndpointSlicePrefix`): `<name>-` when that is a
+/// valid name prefix, else the bare name.
+pub fn slice_name_prefix(service_name: &str) -> String {
+    // As a prefix, the trailing dash stands for the characters still to come.
+    let masked = format!("{service_name}a");
+    if is_dns_subdomain(&masked) {
+        format!("{service_name}-")
+    } else {
+        service_name.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeded_names_repeat_and_look_like_kubernetes() {
+        let mut a = SeededNames::new(7);
+        let mut b = SeededNames::new(7);
+        let n1 = a.generate("web-");
+        assert_eq!(n1, b.generate("web-"));
+        assert_eq!(n1.len(), 9);
+        assert!(n1[4..].bytes().all(|c| ALPHABET.contains(&c)));
+        assert_ne!(n1, a.generate("web-"));
+        let long = "x".repeat(70);
+        assert_eq!(a.generate(&long).len(), 63);
+    }
+
+    #[test]
+    fn prefixes() {
+        assert_eq!(slice_name_prefix("foo"), "foo-");
+        assert_eq!(slice_name_prefix("Foo"), "Foo");
+        assert_eq!(slice_name_prefix(&"a".repeat(253)), "a".repeat(253));
+        assert_eq!(SequentialNames::new().generate("s-"), "s-1");
+    }
+}

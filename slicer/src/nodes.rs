@@ -1,0 +1,61 @@
+//! The Nodes the slicer looks Pods' zones up in.
+
+use svcnet_model::Node;
+
+use crate::hash::FastMap;
+
+/// Node names with their zone label (`topology.kubernetes.io/zone`), for endpoint zones and for
+/// noticing Pods on Nodes that do not exist.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeZones {
+    zones: FastMap<String, Option<String>>,
+}
+
+pub(crate) enum NodeLookup<'a> {
+    Found(Option<&'a str>),
+    Missing,
+}
+
+impl NodeZones {
+    /// No nodes.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The zones of `nodes`.
+    pub fn from_nodes<'a>(nodes: impl IntoIterator<Item = &'a Node>) -> Self {
+        let mut z = Self::new();
+        for n in nodes {
+            z.insert(n.metadata.name(), n.zone());
+        }
+        z
+    }
+
+    /// Adds or replaces one node.
+    pub fn insert(&mut self, name: &str, zone: Option<&str>) {
+        self.zones
+            .insert(name.to_owned(), zone.filter(|z| !z.is_empty()).map(str::to_owned));
+    }
+
+    /// Removes one node.
+    pub fn remove(&mut self, name: &str) {
+        self.zones.remove(name);
+    }
+
+    /// True when the node exists.
+    pub fn contains(&self, name: &str) -> bool {
+        self.zones.contains_key(name)
+    }
+
+    /// The zone of an existing node (`None` when it has no zone label or does not exist).
+    pub fn zone(&self, name: &str) -> Option<&str> {
+        self.zones.get(name).and_then(|z| z.as_deref())
+    }
+
+    pub(crate) fn lookup(&self, name: &str) -> NodeLookup<'_> {
+        match self.zones.get(name) {
+            Some(z) => NodeLookup::Found(z.as_deref()),
+            None => NodeLookup::Missing,
+        }
+    }
+}
