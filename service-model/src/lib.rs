@@ -41,6 +41,7 @@ mod error;
 mod intstr;
 mod labelselector;
 mod meta;
+mod netparse;
 mod networkpolicy;
 mod node;
 mod object;

@@ -44,12 +44,14 @@ impl Node {
         self.metadata.label(LABEL_TOPOLOGY_ZONE)
     }
 
-    /// True when the `Ready` condition is `True`.
+    /// True when the `Ready` condition is `True`. Only the first condition of type `Ready`
+    /// counts, as in Kubernetes' `IsNodeReady`.
     pub fn is_ready(&self) -> bool {
         self.status
             .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+            .and_then(|s| s.conditions.as_deref())
+            .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+            .is_some_and(|c| c.status == "True")
     }
 
     /// True when labelled control-plane or master.
@@ -127,4 +129,38 @@ pub struct NodeAddress {
     /// The address.
     #[serde(default)]
     pub address: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PodCondition;
+
+    fn node(conditions: &[(&str, &str)]) -> Node {
+        Node {
+            status: Some(NodeStatus {
+                conditions: Some(
+                    conditions
+                        .iter()
+                        .map(|(t, s)| PodCondition {
+                            type_: (*t).into(),
+                            status: (*s).into(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                ),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn readiness_reads_the_first_ready_condition() {
+        assert!(!Node::default().is_ready());
+        assert!(node(&[("MemoryPressure", "False"), ("Ready", "True")]).is_ready());
+        assert!(!node(&[("Ready", "Unknown")]).is_ready());
+        assert!(!node(&[("Ready", "False"), ("Ready", "True")]).is_ready());
+        assert!(node(&[("Ready", "True"), ("Ready", "False")]).is_ready());
+    }
 }

@@ -73,12 +73,15 @@ impl Pod {
         }
     }
 
-    /// True when the pod's `Ready` condition is `True`.
+    /// True when the pod's `Ready` condition is `True`. Only the first condition of type
+    /// `Ready` counts, as in Kubernetes' `podutil.IsPodReady`: a later duplicate cannot make a
+    /// not-ready pod ready.
     pub fn is_ready(&self) -> bool {
         self.status
             .as_ref()
-            .and_then(|s| s.conditions.as_ref())
-            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+            .and_then(|s| s.conditions.as_deref())
+            .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+            .is_some_and(|c| c.status == "True")
     }
 
     /// True when a deletion timestamp is set.
@@ -279,4 +282,60 @@ pub struct PodCondition {
     /// A human-readable message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(conditions: &[(&str, &str)]) -> Pod {
+        Pod {
+            status: Some(PodStatus {
+                conditions: Some(
+                    conditions
+                        .iter()
+                        .map(|(t, s)| PodCondition {
+                            type_: (*t).into(),
+                            status: (*s).into(),
+                            ..Default::default()
+                        })
+                        .collect(),
+                ),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn readiness_reads_the_first_ready_condition() {
+        assert!(!Pod::default().is_ready());
+        assert!(!pod(&[]).is_ready());
+        assert!(pod(&[("PodScheduled", "True"), ("Ready", "True")]).is_ready());
+        assert!(!pod(&[("ContainersReady", "True"), ("Ready", "False")]).is_ready());
+        // A later duplicate does not override the first Ready condition, either way.
+        assert!(!pod(&[("Ready", "False"), ("Ready", "True")]).is_ready());
+        assert!(pod(&[("Ready", "True"), ("Ready", "False")]).is_ready());
+    }
+
+    #[test]
+    fn ips_prefer_pod_ips() {
+        let mut p = Pod::default();
+        assert!(p.ips().is_empty());
+        p.status = Some(PodStatus {
+            pod_ip: Some("10.0.0.1".into()),
+            ..Default::default()
+        });
+        assert_eq!(p.ips(), ["10.0.0.1"]);
+        if let Some(st) = p.status.as_mut() {
+            st.pod_ips = Some(vec![
+                PodIp {
+                    ip: "10.0.0.2".into(),
+                },
+                PodIp { ip: String::new() },
+                PodIp { ip: "fd00::2".into() },
+            ]);
+        }
+        assert_eq!(p.ips(), ["10.0.0.2", "fd00::2"]);
+    }
 }

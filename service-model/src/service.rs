@@ -275,9 +275,26 @@ impl Service {
         self.spec().type_.as_deref().unwrap_or(service_type::CLUSTER_IP)
     }
 
-    /// True for `clusterIP: None` (a headless Service).
+    /// True for a headless Service: its primary cluster IP — `clusterIP`, or `clusterIPs[0]`
+    /// when `clusterIP` is unset or empty — is `None`.
+    ///
+    /// For a Service the API server has accepted (normalised so that `clusterIP` equals
+    /// `clusterIPs[0]`, and validated so that `None` stands alone) this is what Kubernetes'
+    /// controllers test (`spec.clusterIP == None`) and what its validation's
+    /// `isHeadlessService` tests (`clusterIPs == [None]`). They differ only on input the API
+    /// server refuses: with `clusterIPs: [None, 10.0.0.1]` this method says headless where
+    /// validation does not (validation reports the second entry).
     pub fn is_headless(&self) -> bool {
-        self.spec().cluster_ip.as_deref() == Some(CLUSTER_IP_NONE)
+        let spec = self.spec();
+        let primary = match spec.cluster_ip.as_deref() {
+            Some(ip) if !ip.is_empty() => Some(ip),
+            _ => spec
+                .cluster_ips
+                .as_deref()
+                .and_then(<[String]>::first)
+                .map(String::as_str),
+        };
+        primary == Some(CLUSTER_IP_NONE)
     }
 
     /// The Service's cluster IPs, parsed: `clusterIPs` when set, else `clusterIP`.
@@ -357,4 +374,52 @@ pub fn parse_cidr(field: &str, value: &str) -> Result<ipnet::IpNet, ModelError> 
         field: field.to_owned(),
         value: value.to_owned(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn svc(cluster_ip: Option<&str>, cluster_ips: Option<&[&str]>) -> Service {
+        Service {
+            spec: Some(ServiceSpec {
+                cluster_ip: cluster_ip.map(Into::into),
+                cluster_ips: cluster_ips.map(|v| v.iter().map(|s| (*s).to_owned()).collect()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn headless_reads_the_primary_cluster_ip() {
+        assert!(!Service::default().is_headless());
+        // Normalised forms: both fields agree.
+        assert!(svc(Some("None"), Some(&["None"])).is_headless());
+        assert!(!svc(Some("10.0.0.1"), Some(&["10.0.0.1"])).is_headless());
+        // Only one of the two written: the API server fills clusterIPs from clusterIP.
+        assert!(svc(Some("None"), None).is_headless());
+        assert!(svc(None, Some(&["None"])).is_headless());
+        assert!(svc(Some(""), Some(&["None"])).is_headless());
+        assert!(!svc(None, Some(&[])).is_headless());
+        assert!(!svc(Some(""), None).is_headless());
+        // clusterIP wins over a disagreeing clusterIPs (input the API server refuses).
+        assert!(!svc(Some("10.0.0.1"), Some(&["None"])).is_headless());
+    }
+
+    #[test]
+    fn cluster_ip_addrs_name_the_bad_field() {
+        let ok = svc(Some("10.0.0.1"), Some(&["10.0.0.1", "fd00::1"]));
+        assert_eq!(ok.cluster_ip_addrs().map(|v| v.len()).ok(), Some(2));
+        assert_eq!(
+            svc(Some("None"), Some(&["None"])).cluster_ip_addrs().ok(),
+            Some(vec![])
+        );
+        let bad = svc(Some("10.0.0.1"), Some(&["10.0.0.1", "nope"]));
+        let e = bad.cluster_ip_addrs().map_err(|e| e.to_string());
+        assert!(
+            matches!(&e, Err(m) if m.contains("spec.clusterIPs[1]") && m.contains("nope")),
+            "{e:?}"
+        );
+    }
 }

@@ -15,6 +15,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::field::{ErrorList, FieldError, Path, go_quote};
+use crate::netparse;
 
 /// Maximum length of a DNS-1123 label (`DNS1123LabelMaxLength`).
 pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
@@ -357,68 +358,25 @@ pub fn validate_namespace_name(name: &str, prefix: bool) -> Vec<String> {
 // IP addresses and CIDRs.
 
 /// Parses an IP the way Go's `ParseIPSloppy` does: IPv4 octets may carry leading zeros (read as
-/// decimal), and an IPv4-mapped IPv6 address is an IPv4 address. `None` when it does not parse.
+/// decimal), IPv6 groups may be longer than four hex digits when their value fits 16 bits, and
+/// an IPv4-mapped IPv6 address is an IPv4 address. `None` when it does not parse.
 pub fn parse_ip_sloppy(value: &str) -> Option<IpAddr> {
-    if let Ok(ip) = value.parse::<IpAddr>() {
-        return Some(canonical(ip));
-    }
-    // Retry with leading zeros stripped from the dotted-quad part (the whole value, or the
-    // tail after the last ':' of an IPv6 address with an embedded IPv4 address).
-    let (head, quad) = match value.rfind(':') {
-        Some(i) => value.split_at(i + 1),
-        None => ("", value),
-    };
-    if !quad.contains('.') {
-        return None;
-    }
-    let mut fixed = String::with_capacity(value.len());
-    fixed.push_str(head);
-    for (i, part) in quad.split('.').enumerate() {
-        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        if i > 0 {
-            fixed.push('.');
-        }
-        let trimmed = part.trim_start_matches('0');
-        fixed.push_str(if trimmed.is_empty() { "0" } else { trimmed });
-    }
-    fixed.parse::<IpAddr>().ok().map(canonical)
-}
-
-fn canonical(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6(v6),
-        },
-        v4 => v4,
-    }
+    netparse::parse_ip_sloppy(value).map(netparse::GoIp::to_std)
 }
 
 /// Parses a CIDR the way Go's `ParseCIDRSloppy` does; returns the address as written and the
-/// prefix length (relative to the address family of the result).
+/// prefix length, both in the family Go's helpers give the network: IPv4 for IPv4 text and for
+/// IPv4-mapped IPv6 text with a prefix of at least 96 (the 96 mapping bits are then not
+/// counted), else IPv6.
 pub fn parse_cidr_sloppy(value: &str) -> Option<(IpAddr, u8)> {
-    let (addr, len) = value.split_once('/')?;
-    if len.is_empty() || !len.bytes().all(|b| b.is_ascii_digit()) || len.len() > 8 {
-        return None;
-    }
-    let bits: u32 = len.parse().ok()?;
-    // The prefix is checked against the length of the address as written.
-    let written_v6 = addr.contains(':');
-    let max = if written_v6 { 128 } else { 32 };
-    if bits > max {
-        return None;
-    }
-    let ip = parse_ip_sloppy(addr)?;
-    match ip {
-        IpAddr::V4(_) if written_v6 => {
-            // An IPv4-mapped IPv6 network: its prefix counts the 96 mapping bits.
-            let b = u8::try_from(bits.checked_sub(96)?).ok()?;
-            Some((ip, b))
-        }
-        _ => Some((ip, u8::try_from(bits).ok()?)),
-    }
+    let net = netparse::parse_cidr_sloppy(value)?;
+    let written = netparse::GoIp(net.addr);
+    let ip = if net.network_is_v4() {
+        written.to_std()
+    } else {
+        IpAddr::from(written.0)
+    };
+    Some((ip, net.family_prefix()))
 }
 
 /// True when the text parses (sloppily) as an IPv6 address, i.e. not an IPv4 or IPv4-mapped one.
@@ -768,6 +726,37 @@ mod tests {
         assert!(parse_ip_sloppy("1.2.3.+4").is_none());
         assert!(is_ipv6_string("2001:db8::1"));
         assert!(!is_ipv6_string("::ffff:1.2.3.4"));
+        // Go's parser takes an IPv6 group of more than four digits when it fits 16 bits.
+        assert_eq!(parse_ip_sloppy("00001::"), Some("1::".parse().unwrap()));
+        assert!(parse_ip_sloppy("10000::").is_none());
+        assert!(parse_ip_sloppy("fe80::1%eth0").is_none());
+        assert!(parse_ip_sloppy(" 1.2.3.4").is_none());
+    }
+
+    #[test]
+    fn sloppy_cidrs_and_families() {
+        let v4: IpAddr = "1.2.3.4".parse().unwrap();
+        assert_eq!(parse_cidr_sloppy("1.2.3.4/24"), Some((v4, 24)));
+        assert_eq!(parse_cidr_sloppy("001.2.3.4/024"), Some((v4, 24)));
+        // IPv4-mapped text: an IPv4 network when the prefix keeps the mapping bits...
+        assert_eq!(parse_cidr_sloppy("::ffff:1.2.3.4/120"), Some((v4, 24)));
+        // ... and an IPv6 one otherwise, which Go accepts as well.
+        assert_eq!(
+            parse_cidr_sloppy("::ffff:1.2.3.4/64"),
+            Some(("::ffff:1.2.3.4".parse().unwrap(), 64))
+        );
+        assert!(is_valid_cidr(&Path::new("c"), "::ffff:1.2.3.0/64").is_empty());
+        assert_eq!(
+            is_dual_stack_cidrs(&["10.0.0.0/8".into(), "::ffff:0:0/64".into()]),
+            Some(true)
+        );
+        assert_eq!(
+            is_dual_stack_cidrs(&["10.0.0.0/8".into(), "::ffff:10.0.0.0/104".into()]),
+            Some(false)
+        );
+        assert_eq!(is_dual_stack_cidrs(&["10.0.0.0/8".into(), "x".into()]), None);
+        assert!(parse_cidr_sloppy("10.0.0.0/4294967297").is_none());
+        assert!(parse_cidr_sloppy("10.0.0.0/-1").is_none());
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! that applies). Values already stored in the old object are exempt on update.
 
 use crate::field::{BadValue, ErrorList, FieldError, Path};
-use crate::reachability::cidr::{self, GoNet};
+use crate::netparse::{self, GoIp, GoNet};
 use crate::validation::{meta, names};
 use crate::{
     IntOrString, IpBlock, LabelSelector, LabelSelectorRequirement, NetworkPolicy, NetworkPolicyPeer,
@@ -246,13 +246,13 @@ fn validate_ip_block(block: &IpBlock, opts: &Options, path: &Path) -> ErrorList 
         return vec![FieldError::required(&cidr_path, "")];
     }
     let mut errs = legacy_cidr_errors(&block.cidr, opts, &cidr_path);
-    let Some(net) = cidr::parse_cidr_sloppy(&block.cidr) else {
+    let Some(net) = netparse::parse_cidr_sloppy(&block.cidr) else {
         return errs;
     };
     for (k, except) in block.except.iter().flatten().enumerate() {
         let except_path = path.child("except").index(k);
         errs.extend(legacy_cidr_errors(except, opts, &except_path));
-        let Some(inner) = cidr::parse_cidr_sloppy(except) else {
+        let Some(inner) = netparse::parse_cidr_sloppy(except) else {
             continue;
         };
         if !strict_subset(&net, &inner) {
@@ -268,7 +268,7 @@ fn validate_ip_block(block: &IpBlock, opts: &Options, path: &Path) -> ErrorList 
 
 /// The except's network address lies in `outer` and its prefix is strictly longer.
 fn strict_subset(outer: &GoNet, inner: &GoNet) -> bool {
-    outer.contains(&cidr::GoIp(inner.ip)) && outer.ones < inner.ones
+    outer.contains(&GoIp(inner.ip)) && outer.ones < inner.ones
 }
 
 /// `IsValidCIDRForLegacyField` behind core's wrapper: values stored before are exempt; else one
@@ -277,7 +277,7 @@ fn legacy_cidr_errors(value: &str, opts: &Options, path: &Path) -> ErrorList {
     if opts.allowed_cidrs.iter().any(|c| c == value) {
         return Vec::new();
     }
-    let Some(net) = cidr::parse_cidr_sloppy(value) else {
+    let Some(net) = netparse::parse_cidr_sloppy(value) else {
         return vec![FieldError::invalid(
             path,
             value,
@@ -291,7 +291,7 @@ fn legacy_cidr_errors(value: &str, opts: &Options, path: &Path) -> ErrorList {
         "must not have leading 0s in IP or prefix length"
     } else if net.mapped {
         "must not have an IPv4-mapped IPv6 address"
-    } else if net.host_bits {
+    } else if net.host_bits() {
         "must not have bits set beyond the prefix length"
     } else {
         return Vec::new();
