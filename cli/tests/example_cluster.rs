@@ -45,6 +45,22 @@ fn shop_validates() {
     let run = common::svcnet(&["validate", &shop_path()]);
     assert_eq!(run.code, 0, "stdout:\n{}\nstderr:\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("Service shop/web: valid"), "{}", run.stdout);
+    // Kinds svcnet reads but does not validate say so instead of claiming validity.
+    let kinds = "(svcnet validates Service, EndpointSlice, ServiceCIDR, IPAddress and NetworkPolicy)";
+    assert!(
+        run.stdout
+            .contains(&format!("Pod shop/web-0: not validated {kinds}")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains(&format!("Node node-a1: not validated {kinds}")),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("Pod shop/web-0: valid"), "{}", run.stdout);
+    assert!(!run.stdout.contains("Node node-a1: valid"), "{}", run.stdout);
 }
 
 #[test]

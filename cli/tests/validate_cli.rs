@@ -323,13 +323,37 @@ fn other_kinds() {
     );
     let run = svcnet(&["validate", &f]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    // Kinds svcnet reads but the API server does not validate here are simply valid.
+    // Kinds svcnet reads but does not validate exit 0, say so in text and are a Success in
+    // JSON (unchanged).
     let f = write(
         &dir,
         "node.yaml",
-        "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n",
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web-0\n  namespace: shop\n---\napiVersion: v1\nkind: Endpoints\nmetadata:\n  name: web\n  namespace: shop\n",
     );
-    assert_eq!(svcnet(&["validate", &f]).code, 0);
+    let run = svcnet(&["validate", &f]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let kinds = "(svcnet validates Service, EndpointSlice, ServiceCIDR, IPAddress and NetworkPolicy)";
+    assert_eq!(
+        run.stdout.lines().collect::<Vec<_>>(),
+        vec![
+            format!("Node n1: not validated {kinds}"),
+            format!("Pod shop/web-0: not validated {kinds}"),
+            format!("Endpoints shop/web: not validated {kinds}"),
+        ]
+    );
+    let run = svcnet(&["validate", "--output", "json", &f]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let statuses = json_lines(&run.stdout);
+    assert_eq!(statuses.len(), 3, "{}", run.stdout);
+    for (st, kind) in statuses.iter().zip(["Node", "Pod", "Endpoints"]) {
+        assert_eq!(st["status"], "Success", "{st}");
+        assert_eq!(st["details"]["kind"], kind, "{st}");
+    }
+    assert_eq!(
+        statuses[1],
+        json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+               "details": {"name": "web-0", "kind": "Pod"}})
+    );
 }
 
 #[test]

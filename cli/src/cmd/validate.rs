@@ -79,7 +79,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         all_valid &= errors.is_empty();
         match args.output {
             Format::Json => print_json(&status(&l.object, &errors))?,
-            Format::Text => print_errors(l, &errors)?,
+            Format::Text => print_errors(l, validation::is_validated(&obj), &errors)?,
         }
     }
     Ok(if all_valid {
@@ -148,13 +148,28 @@ fn status(obj: &Object, errors: &[FieldError]) -> Value {
     })
 }
 
-fn print_errors(l: &Located, errors: &[FieldError]) -> Result<(), CliError> {
+/// `kinds` as "A, B and C".
+fn join_kinds(kinds: &[&str]) -> String {
+    match kinds {
+        [] => String::new(),
+        [only] => (*only).to_owned(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+fn print_errors(l: &Located, validated: bool, errors: &[FieldError]) -> Result<(), CliError> {
     let m = l.object.metadata();
     let who = if m.namespace().is_empty() {
         format!("{} {}", l.object.kind(), m.name())
     } else {
         format!("{} {}/{}", l.object.kind(), m.namespace(), m.name())
     };
+    if !validated && errors.is_empty() {
+        return print_text(&format!(
+            "{who}: not validated (svcnet validates {})",
+            join_kinds(validation::VALIDATED_KINDS)
+        ));
+    }
     if errors.is_empty() {
         return print_text(&format!("{who}: valid"));
     }

@@ -21,6 +21,23 @@ pub use servicecidr::{
 use crate::Object;
 use crate::field::{ErrorList, FieldError, Path};
 
+/// The kinds this module validates, in the order Kubernetes' API groups list them. Other kinds
+/// svcnet reads (Pod, Node, Endpoints) are not validated: [`validate_object`] gives them an
+/// empty list.
+pub const VALIDATED_KINDS: &[&str] = &[
+    "Service",
+    "EndpointSlice",
+    "ServiceCIDR",
+    "IPAddress",
+    "NetworkPolicy",
+];
+
+/// Whether [`validate_object`] checks objects of `obj`'s kind (see [`VALIDATED_KINDS`]); an
+/// empty error list for any other kind means "not looked at", not "valid".
+pub fn is_validated(obj: &Object) -> bool {
+    VALIDATED_KINDS.contains(&obj.kind())
+}
+
 /// Validates `obj` as a create, or as an update of `old` when given.
 ///
 /// An `old` of another kind yields one `InternalError`. Kinds that svcnet reads but the API
@@ -69,6 +86,10 @@ mod tests {
         let e = validate_object(&svc, Some(&node));
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].type_, crate::field::ErrorType::Internal);
+        assert!(is_validated(&svc) && !is_validated(&node));
+        assert!(!is_validated(&Object::Pod(Box::default())));
+        assert!(!is_validated(&Object::Endpoints(Box::default())));
+        assert!(is_validated(&Object::NetworkPolicy(Box::default())));
         let cidr = Object::ServiceCidr(Box::default());
         // A status update only checks metadata: the missing CIDRs are not reported.
         let status = validate_object_status(&cidr, &cidr);
