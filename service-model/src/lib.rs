@@ -4,19 +4,37 @@
 //! `Pod` and `Node`, discovery/v1 `EndpointSlice`, networking/v1 `ServiceCIDR`, `IPAddress` and
 //! `NetworkPolicy`, with serde names and omission rules that round-trip `kubectl get -o json`
 //! and `-o yaml` output, the API server's defaulting, and its validation with Kubernetes field
-//! paths, error types and messages.
+//! paths, error types and messages; and what NetworkPolicies let through, pod by pod.
 //!
 //! ```text
 //!  YAML / JSON ──serde──▶ Service, EndpointSlice, ... ──defaults──▶ ──validate──▶ ErrorList
 //!                               │
+//!                               ├──▶ NetworkPolicy + Pod + Namespace ──reachability──▶ PodReachability, Verdict
+//!                               │
 //!                               └──▶ allocators, slicer, topology, rules (other svcnet crates)
 //! ```
+//!
+//! ## Modules
+//! - The crate root: the wire types ([`Service`], [`EndpointSlice`], [`Pod`], [`NetworkPolicy`],
+//!   ...), the mixed bag [`Object`] / [`ObjectSet`], and [`ModelError`] for typed accessors
+//!   such as [`Service::cluster_ip_addrs`].
+//! - [`defaults`]: the API server's defaulting (`default_service`, `default_object`, the
+//!   `clusterIP`/`clusterIPs` normalisation).
+//! - [`validation`]: create, update and status-update validation of Service, EndpointSlice,
+//!   ServiceCIDR, IPAddress and NetworkPolicy; [`validation::names`] holds the name and
+//!   address syntaxes.
+//! - [`field`]: field paths and errors, printed as Kubernetes prints them.
+//! - [`reachability`]: NetworkPolicy semantics as data — who may reach a pod and whom it may
+//!   reach, on which ports ([`reachability::pod_reachability`]), and the verdict on one
+//!   connection ([`reachability::check`]).
 //!
 //! ## Non-features
 //! This crate never reads files, talks to an API server or prints: it takes values and returns
 //! values. Enum-like fields (`type`, `protocol`, ...) stay strings on the wire types, so that
 //! validation can report any value a user wrote; typed accessors parse addresses at the edge and
-//! name the field when they fail.
+//! name the field when they fail. Reachability describes what a policy-enforcing CNI plugin
+//! would allow; it programs no filter and does not model host networking or Service DNAT.
+//! Pods, Nodes and Endpoints are read, not validated.
 //!
 //! ## Example
 //! ```
@@ -33,6 +51,19 @@
 //! defaults::default_service(&mut svc);
 //! let errors = validation::validate_service_create(&svc);
 //! assert!(errors.iter().any(|e| e.field == "spec.ports[0].port"));
+//! ```
+//!
+//! Reachability takes the same values; a pod that no policy selects is open both ways:
+//! ```
+//! use svcnet_model::Pod;
+//! use svcnet_model::reachability::{self, Cluster, Endpoint, Protocol};
+//!
+//! let mut web = Pod::default();
+//! web.metadata.name = Some("web".into());
+//! let cluster = Cluster { policies: &[], namespaces: &[], pods: std::slice::from_ref(&web) };
+//! let from = Endpoint::Address("192.0.2.1".parse().unwrap());
+//! let verdict = reachability::check(&cluster, &from, &Endpoint::Pod(&web), Protocol::Tcp, 443);
+//! assert!(verdict.allowed && !verdict.ingress.isolated);
 //! ```
 
 mod endpoints;
