@@ -64,7 +64,8 @@ fn parse_millis(s: &str) -> Option<i64> {
             return None;
         }
     }
-    let mut exp10: i32 = -(frac_part.len() as i32);
+    // Computed in i64 so that no exponent an i32 can spell overflows it.
+    let mut exp10: i64 = -i64::try_from(frac_part.len()).ok()?;
     let mut exp2: u32 = 0;
     match suffix {
         "" => {}
@@ -85,22 +86,28 @@ fn parse_millis(s: &str) -> Option<i64> {
         "Ei" => exp2 = 60,
         other => {
             let e = other.strip_prefix(['e', 'E'])?;
-            exp10 += e.parse::<i32>().ok()?;
+            exp10 += i64::from(e.parse::<i32>().ok()?);
         }
     }
     exp10 += 3; // thousandths
-    let mut v = mantissa.checked_mul(1i128.checked_shl(exp2)?)?;
-    if exp10 >= 0 {
-        for _ in 0..exp10 {
-            v = v.checked_mul(10)?;
-        }
+    let v = mantissa.checked_mul(1i128.checked_shl(exp2)?)?;
+    let v = if v == 0 {
+        0
+    } else if exp10 >= 0 {
+        // Past 10^38 nothing non-zero fits an i128, let alone the i64 result.
+        v.checked_mul(10i128.checked_pow(u32::try_from(exp10).ok()?)?)?
     } else {
-        let mut div: i128 = 1;
-        for _ in 0..(-exp10) {
-            div = div.checked_mul(10)?;
+        match u32::try_from(exp10.unsigned_abs())
+            .ok()
+            .and_then(|e| 10i128.checked_pow(e))
+        {
+            // Round up, as MilliValue does.
+            Some(div) => v / div + i128::from(v % div != 0),
+            // A divisor beyond i128 exceeds every mantissa: a positive fraction of a
+            // thousandth, which rounds up to one.
+            None => 1,
         }
-        v = (v + div - 1) / div; // round up, as MilliValue does
-    }
+    };
     i64::try_from(sign * v).ok()
 }
 
@@ -156,5 +163,25 @@ mod tests {
         for bad in ["", "abc", "1.2.3", "5x", "."] {
             assert!(Quantity::from(bad).millis().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn extreme_exponents_neither_panic_nor_loop() {
+        // These overflowed the exponent arithmetic (a panic in debug builds).
+        assert!(Quantity::from("1e2147483647").millis().is_err());
+        assert_eq!(Quantity::from("0.1e-2147483648").millis().ok(), Some(1));
+        // Zero stays zero whatever the exponent (this used to loop two billion times).
+        assert_eq!(Quantity::from("0e2147483647").millis().ok(), Some(0));
+        assert_eq!(Quantity::from("0e-100").millis().ok(), Some(0));
+        // Tiny values round up (in magnitude) to one thousandth, as before.
+        assert_eq!(Quantity::from("1e-50").millis().ok(), Some(1));
+        assert_eq!(Quantity::from("-1n").millis().ok(), Some(-1));
+        assert_eq!(
+            Quantity::from("9e15").millis().ok(),
+            Some(9_000_000_000_000_000_000)
+        );
+        assert!(Quantity::from("1e16").millis().is_err());
+        assert!(Quantity::from("1e39").millis().is_err());
+        assert!(Quantity::from("1e99999999999").millis().is_err());
     }
 }
