@@ -176,7 +176,8 @@ impl Path {
         Path(root.to_owned())
     }
 
-    /// `self.name`.
+    /// The path of field `name` under this one (`spec` → `spec.ports`); from an empty path,
+    /// `name` alone.
     pub fn child(&self, name: &str) -> Self {
         if self.0.is_empty() {
             return Path(name.to_owned());
@@ -188,7 +189,7 @@ impl Path {
         Path(p)
     }
 
-    /// `self[i]`.
+    /// The path of element `i` of this list (`spec.ports` → `spec.ports[0]`).
     pub fn index(&self, i: usize) -> Self {
         use std::fmt::Write;
         let mut p = String::with_capacity(self.0.len() + 6);
@@ -197,7 +198,8 @@ impl Path {
         Path(p)
     }
 
-    /// `self[key]`.
+    /// The path of entry `key` of this map, unquoted (`metadata.annotations` →
+    /// `metadata.annotations[example.com/x]`), as Kubernetes writes it.
     pub fn key(&self, key: &str) -> Self {
         let mut p = String::with_capacity(self.0.len() + 2 + key.len());
         p.push_str(&self.0);
@@ -242,22 +244,26 @@ impl FieldError {
         }
     }
 
-    /// `field.Required`.
+    /// `field.Required`: a missing value. Printed `<field>: Required value[: detail]`; no
+    /// value is shown.
     pub fn required(path: &Path, detail: impl Into<String>) -> Self {
         Self::new(ErrorType::Required, path, BadValue::Str(String::new()), detail)
     }
 
-    /// `field.Invalid`.
+    /// `field.Invalid`: a value that is malformed or out of range, with why in `detail`.
+    /// Printed `<field>: Invalid value: <value>[: detail]`.
     pub fn invalid(path: &Path, value: impl Into<BadValue>, detail: impl Into<String>) -> Self {
         Self::new(ErrorType::Invalid, path, value.into(), detail)
     }
 
-    /// `field.Duplicate`.
+    /// `field.Duplicate`: a value that must be unique appears again. Printed
+    /// `<field>: Duplicate value: <value>`.
     pub fn duplicate(path: &Path, value: impl Into<BadValue>) -> Self {
         Self::new(ErrorType::Duplicate, path, value.into(), "")
     }
 
-    /// `field.NotFound`.
+    /// `field.NotFound`: a reference to something that does not exist. Printed
+    /// `<field>: Not found: <value>`.
     pub fn not_found(path: &Path, value: impl Into<BadValue>) -> Self {
         Self::new(ErrorType::NotFound, path, value.into(), "")
     }
@@ -273,7 +279,8 @@ impl FieldError {
         Self::new(ErrorType::NotSupported, path, value.into(), detail)
     }
 
-    /// `field.Forbidden`.
+    /// `field.Forbidden`: a field that may not be set (or changed) here, with why in `detail`.
+    /// Printed `<field>: Forbidden[: detail]`; no value is shown.
     pub fn forbidden(path: &Path, detail: impl Into<String>) -> Self {
         Self::new(ErrorType::Forbidden, path, BadValue::Str(String::new()), detail)
     }
@@ -299,12 +306,13 @@ impl FieldError {
         )
     }
 
-    /// `field.TypeInvalid`.
+    /// `field.TypeInvalid`: a value of the wrong type. Printed like `Invalid`.
     pub fn type_invalid(path: &Path, value: impl Into<BadValue>, detail: impl Into<String>) -> Self {
         Self::new(ErrorType::TypeInvalid, path, value.into(), detail)
     }
 
-    /// `field.InternalError`.
+    /// `field.InternalError`: not the input's fault (e.g. comparing objects of two kinds).
+    /// Printed `<field>: Internal error[: detail]`.
     pub fn internal(path: &Path, detail: impl Into<String>) -> Self {
         Self::new(ErrorType::Internal, path, BadValue::Null, detail)
     }

@@ -322,7 +322,8 @@ fn mask_trailing_dash(name: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// `NameIsDNSSubdomain`.
+/// `NameIsDNSSubdomain`: the name rule of most kinds (EndpointSlice, NetworkPolicy,
+/// ServiceCIDR, ...). With `prefix` (a `generateName`), a trailing `-` is allowed.
 pub fn name_is_dns_subdomain(name: &str, prefix: bool) -> Vec<String> {
     if prefix {
         is_dns1123_subdomain(&mask_trailing_dash(name))
@@ -331,7 +332,8 @@ pub fn name_is_dns_subdomain(name: &str, prefix: bool) -> Vec<String> {
     }
 }
 
-/// `NameIsDNSLabel`.
+/// `NameIsDNSLabel`: a DNS-1123 label (namespaces). With `prefix` (a `generateName`), a
+/// trailing `-` is allowed.
 pub fn name_is_dns_label(name: &str, prefix: bool) -> Vec<String> {
     if prefix {
         is_dns1123_label(&mask_trailing_dash(name))
@@ -340,7 +342,8 @@ pub fn name_is_dns_label(name: &str, prefix: bool) -> Vec<String> {
     }
 }
 
-/// `NameIsDNS1035Label`.
+/// `NameIsDNS1035Label`: a DNS-1035 label, starting with a letter (Service names). With
+/// `prefix` (a `generateName`), a trailing `-` is allowed.
 pub fn name_is_dns1035_label(name: &str, prefix: bool) -> Vec<String> {
     if prefix {
         is_dns1035_label(&mask_trailing_dash(name))
@@ -402,7 +405,8 @@ pub fn is_valid_ip(path: &Path, value: &str) -> ErrorList {
     }
 }
 
-/// `IsValidIPv4Address`.
+/// `IsValidIPv4Address`: the value must parse leniently as an IPv4 address (IPv4-mapped
+/// IPv6 text counts as IPv4); one error at `path` otherwise.
 pub fn is_valid_ipv4_address(path: &Path, value: &str) -> ErrorList {
     if is_ipv4_string(value) {
         Vec::new()
@@ -411,7 +415,8 @@ pub fn is_valid_ipv4_address(path: &Path, value: &str) -> ErrorList {
     }
 }
 
-/// `IsValidIPv6Address`.
+/// `IsValidIPv6Address`: the value must parse leniently as an IPv6 address that is not
+/// IPv4-mapped; one error at `path` otherwise.
 pub fn is_valid_ipv6_address(path: &Path, value: &str) -> ErrorList {
     if is_ipv6_string(value) {
         Vec::new()

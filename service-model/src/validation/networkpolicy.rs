@@ -7,7 +7,7 @@
 //! IPv4-mapped IPv6 address or bits set after the prefix length is refused (one error, the first
 //! that applies). Values already stored in the old object are exempt on update.
 
-use crate::field::{BadValue, ErrorList, FieldError, Path};
+use crate::field::{BadValue, ErrorList, FieldError, Path, go_quote};
 use crate::netparse::{self, GoIp, GoNet};
 use crate::validation::{meta, names};
 use crate::{
@@ -130,7 +130,7 @@ fn validate_spec(spec: Option<&NetworkPolicySpec>, opts: &Options, path: &Path) 
 fn validate_policy_types(types: &[String], path: &Path) -> ErrorList {
     let allowed = [policy_type::INGRESS, policy_type::EGRESS];
     if types.len() > allowed.len() {
-        let quoted: Vec<String> = types.iter().map(|t| format!("{t:?}")).collect();
+        let quoted: Vec<String> = types.iter().map(|t| go_quote(t)).collect();
         let shown = format!("[]networking.PolicyType{{{}}}", quoted.join(", "));
         return vec![FieldError::invalid(
             path,
@@ -628,6 +628,15 @@ mod tests {
         assert_eq!(
             three[0].to_string(),
             r#"spec.policyTypes: Invalid value: []networking.PolicyType{"Ingress", "Egress", "Foo"}: may not specify more than two policyTypes"#
+        );
+        // The list is quoted the way Go's %#v quotes, not Rust's Debug.
+        let odd = with(&["Ingress", "Egress", "a\u{1}\u{e9}"]);
+        assert!(
+            odd[0]
+                .to_string()
+                .contains(r#"[]networking.PolicyType{"Ingress", "Egress", "a\x01é"}"#),
+            "{}",
+            odd[0]
         );
         assert_eq!(
             summary(&with(&["ingress", "Foo"])),
