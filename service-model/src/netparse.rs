@@ -381,4 +381,49 @@ mod tests {
         assert!(net("0.0.0.0/0").contains(&ip("1.2.3.4")));
         assert!(!net("0.0.0.0/0").contains(&ip("::1")));
     }
+
+    #[test]
+    fn network_family_and_prefix() {
+        assert!(net("10.0.0.0/8").network_is_v4());
+        assert_eq!(net("10.0.0.0/8").family_prefix(), 8);
+        assert!(net("::ffff:10.0.0.0/104").network_is_v4());
+        assert_eq!(net("::ffff:10.0.0.0/104").family_prefix(), 8);
+        // Below 96 bits the mapping prefix is masked away: an IPv6 network.
+        assert!(!net("::ffff:10.0.0.0/95").network_is_v4());
+        assert_eq!(net("::ffff:10.0.0.0/95").family_prefix(), 95);
+        assert!(!net("fd00::/8").network_is_v4());
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// On text std accepts, the lenient parser reads the same address (IPv4-mapped as IPv4).
+        #[test]
+        fn agrees_with_std_on_strict_text(raw in proptest::prelude::any::<[u8; 16]>(), v4 in proptest::prelude::any::<bool>()) {
+            let std_ip = if v4 {
+                IpAddr::from([raw[0], raw[1], raw[2], raw[3]])
+            } else {
+                IpAddr::from(raw)
+            };
+            let want = GoIp::from_std(std_ip);
+            proptest::prop_assert_eq!(parse_ip_sloppy(&std_ip.to_string()), Some(want));
+            if let IpAddr::V6(v6) = std_ip {
+                // The fully expanded, upper-case form reads the same.
+                let long: Vec<String> = v6.segments().iter().map(|g| format!("{g:04X}")).collect();
+                proptest::prop_assert_eq!(parse_ip_sloppy(&long.join(":")), Some(want));
+            }
+            proptest::prop_assert_eq!(want.to_std(), match std_ip {
+                IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(std_ip, IpAddr::V4),
+                v4 => v4,
+            });
+            let bits = if v4 { 32 } else { 128 };
+            for len in [0u8, 1, bits / 2, bits - 1, bits] {
+                let n = parse_cidr_sloppy(&format!("{std_ip}/{len}"));
+                // (Go's containment tells an IPv4-mapped address from an IPv6 network whose
+                // prefix drops the mapping bits; random bytes almost never make one.)
+                let mapped = !v4 && want.to4().is_some();
+                proptest::prop_assert!(n.is_some_and(|n| (mapped || n.contains(&want)) && n.ones == len));
+            }
+        }
+    }
 }
