@@ -100,8 +100,10 @@ impl fmt::Display for BadValue {
 }
 
 /// Quotes a string as Go's `strconv.Quote` (and so `%q`) does: `"` and `\\` escaped, the usual
-/// C escapes for control characters, `\xNN` for other ASCII controls and `\uNNNN` for other
-/// non-printable characters.
+/// C escapes for control characters, `\xNN` for other ASCII controls, and `\uNNNN` (or
+/// `\UNNNNNNNN` beyond the BMP) for other characters Go does not print: controls, spaces other
+/// than U+0020, line and paragraph separators, format characters and private-use characters.
+/// (Unassigned code points, which Go also escapes, are printed as they are.)
 pub fn go_quote(s: &str) -> String {
     use std::fmt::Write;
     let mut out = String::with_capacity(s.len() + 2);
@@ -120,14 +122,53 @@ pub fn go_quote(s: &str) -> String {
             c if (c as u32) < 0x20 || c as u32 == 0x7f => {
                 let _ = write!(out, "\\x{:02x}", c as u32);
             }
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
+            c if c.is_control() || not_printed_by_go(c) => {
+                if u32::from(c) < 0x1_0000 {
+                    let _ = write!(out, "\\u{:04x}", u32::from(c));
+                } else {
+                    let _ = write!(out, "\\U{:08x}", u32::from(c));
+                }
             }
             c => out.push(c),
         }
     }
     out.push('"');
     out
+}
+
+/// Characters outside Go's `unicode.IsPrint` beyond the controls: the space separators other
+/// than U+0020 (Zs), U+2028 and U+2029 (Zl, Zp), the format characters (Cf) and the private-use
+/// areas (Co), as of Unicode 15.
+fn not_printed_by_go(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0x00A0
+            | 0x00AD
+            | 0x0600..=0x0605
+            | 0x061C
+            | 0x06DD
+            | 0x070F
+            | 0x0890..=0x0891
+            | 0x08E2
+            | 0x1680
+            | 0x180E
+            | 0x2000..=0x200F
+            | 0x2028..=0x202F
+            | 0x205F..=0x206F
+            | 0x3000
+            | 0xE000..=0xF8FF
+            | 0xFEFF
+            | 0xFFF9..=0xFFFB
+            | 0x110BD
+            | 0x110CD
+            | 0x13430..=0x1343F
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0001
+            | 0xE0020..=0xE007F
+            | 0xF0000..=0xFFFFD
+            | 0x10_0000..=0x10_FFFD
+    )
 }
 
 impl From<&str> for BadValue {
@@ -353,6 +394,13 @@ mod tests {
     fn quotes_like_go() {
         assert_eq!(go_quote("a\"b\\c"), r#""a\"b\\c""#);
         assert_eq!(go_quote("\n\t\u{1}\u{7f}\u{85}é"), "\"\\n\\t\\x01\\x7f\\u0085é\"");
+        // Characters Go's IsPrint refuses beyond the controls are escaped too.
+        assert_eq!(
+            go_quote("a\u{a0}b\u{200b}c\u{feff}\u{2028}\u{e000}\u{f0000}"),
+            "\"a\\u00a0b\\u200bc\\ufeff\\u2028\\ue000\\U000f0000\""
+        );
+        // Printable non-ASCII stays as it is, spaces included only for U+0020.
+        assert_eq!(go_quote("日本 ü \u{1f600}"), "\"日本 ü \u{1f600}\"");
     }
 
     #[test]
