@@ -284,6 +284,11 @@ impl Service {
     /// `isHeadlessService` tests (`clusterIPs == [None]`). They differ only on input the API
     /// server refuses: with `clusterIPs: [None, 10.0.0.1]` this method says headless where
     /// validation does not (validation reports the second entry).
+    ///
+    /// A Service whose cluster IP is merely not allocated yet (empty) is not headless here.
+    /// Kubernetes' `IsServiceIPSet` ("has a usable cluster IP") is false for both; the
+    /// EndpointSlice controller and kube-proxy use that, so a caller that means "no cluster
+    /// IP to route to" should also check [`Service::cluster_ip_addrs`].
     pub fn is_headless(&self) -> bool {
         let spec = self.spec();
         let primary = match spec.cluster_ip.as_deref() {
