@@ -62,7 +62,8 @@
 //! assert_eq!(report.moved[0].to, "b");
 //!
 //! // Proxy on node n2 in zone b: the endpoints hinted to b, not zone a's other two.
-//! let view = NodeView::build(&[svc], &out.slices.to_update, NodeTopology::new("n2", "b"),
+//! let services = [svc];
+//! let view = NodeView::build(&services, &out.slices.to_update, NodeTopology::new("n2", "b"),
 //!     SelectOptions::default());
 //! let (port, sel) = view.selections().next().unwrap();
 //! assert_eq!(port.name.to_string(), "shop/web");
@@ -76,6 +77,7 @@ mod capacity;
 mod error;
 mod event;
 mod hints;
+mod index;
 mod mechanism;
 mod proxy;
 mod select;

@@ -7,9 +7,9 @@ use std::net::SocketAddr;
 use serde::Serialize;
 use svcnet_model::{EndpointSlice, Service};
 
+use crate::index::SliceIndex;
 use crate::proxy::{
-    EndpointTable, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName,
-    service_families,
+    IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName, service_families,
 };
 
 /// How hints narrowed the cluster endpoints.
@@ -33,12 +33,12 @@ pub enum TopologyMode {
 pub struct Selection<'a> {
     /// Endpoints for Cluster-policy traffic (topology applied); `None` when the service port
     /// never uses Cluster policy.
-    pub cluster: Option<Vec<&'a ProxyEndpoint>>,
+    pub cluster: Option<Vec<&'a ProxyEndpoint<'a>>>,
     /// Endpoints on this node for Local-policy traffic (topology never applied); `None` when the
     /// service port never uses Local policy.
-    pub local: Option<Vec<&'a ProxyEndpoint>>,
+    pub local: Option<Vec<&'a ProxyEndpoint<'a>>>,
     /// The union of both: everything this node may send traffic to.
-    pub all_reachable: Vec<&'a ProxyEndpoint>,
+    pub all_reachable: Vec<&'a ProxyEndpoint<'a>>,
     /// Whether the service port has a usable endpoint anywhere in the cluster (it may be true
     /// while `all_reachable` is empty, e.g. under a Local policy with only remote endpoints).
     pub has_any: bool,
@@ -60,20 +60,22 @@ pub struct Selection<'a> {
 /// - all reachable: the union.
 ///
 /// ```
+/// use svcnet_model::ForZone;
 /// use svcnet_topology::{NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, categorize};
-/// let ep = |ip: &str, zone: &str| ProxyEndpoint {
-///     ip: ip.parse().unwrap(), port: 80, node_name: None, zone: Some(zone.into()),
+/// let zones = [ForZone { name: "a".into() }, ForZone { name: "b".into() }];
+/// let ep = |ip: &str, z: usize| ProxyEndpoint {
+///     ip: ip.parse().unwrap(), port: 80, node_name: None, zone: Some(zones[z].name.as_str()),
 ///     is_local: false, ready: true, serving: true, terminating: false,
-///     zone_hints: vec![zone.into()], node_hints: vec![],
+///     zone_hints: &zones[z..=z], node_hints: &[],
 /// };
-/// let eps = [ep("10.0.0.1", "a"), ep("10.0.0.2", "b")];
+/// let eps = [ep("10.0.0.1", 0), ep("10.0.0.2", 1)];
 /// let sel = categorize(&eps, &PortPolicy::default(), &NodeTopology::new("n1", "b"),
 ///     &SelectOptions::default());
 /// assert_eq!(sel.cluster.unwrap()[0].to_string(), "10.0.0.2:80");
 /// assert!(sel.local.is_none() && sel.has_any);
 /// ```
 pub fn categorize<'a>(
-    endpoints: &'a [ProxyEndpoint],
+    endpoints: &'a [ProxyEndpoint<'a>],
     policy: &PortPolicy,
     node: &NodeTopology,
     options: &SelectOptions,
@@ -92,7 +94,7 @@ pub fn categorize<'a>(
     if endpoints.is_empty() {
         return sel;
     }
-    let fallback = |e: &&ProxyEndpoint| e.serving && e.terminating;
+    let fallback = |e: &&ProxyEndpoint<'_>| e.serving && e.terminating;
     if let Some(cluster) = sel.cluster.as_mut() {
         let mode = topology_mode(endpoints, node, options);
         sel.topology = mode;
@@ -130,7 +132,11 @@ pub fn categorize<'a>(
     sel
 }
 
-fn topology_mode(endpoints: &[ProxyEndpoint], node: &NodeTopology, options: &SelectOptions) -> TopologyMode {
+fn topology_mode(
+    endpoints: &[ProxyEndpoint<'_>],
+    node: &NodeTopology,
+    options: &SelectOptions,
+) -> TopologyMode {
     let mut any_ready = false;
     let mut all_node_hints = true;
     let mut for_node = false;
@@ -140,12 +146,12 @@ fn topology_mode(endpoints: &[ProxyEndpoint], node: &NodeTopology, options: &Sel
         any_ready = true;
         if e.node_hints.is_empty() {
             all_node_hints = false;
-        } else if e.node_hints.contains(&node.name) {
+        } else if e.hinted_to_node(&node.name) {
             for_node = true;
         }
         if e.zone_hints.is_empty() {
             all_zone_hints = false;
-        } else if e.zone_hints.contains(&node.zone) {
+        } else if e.hinted_to_zone(&node.zone) {
             for_zone = true;
         }
     }
@@ -160,20 +166,20 @@ fn topology_mode(endpoints: &[ProxyEndpoint], node: &NodeTopology, options: &Sel
     }
 }
 
-fn available(e: &ProxyEndpoint, mode: TopologyMode, node: &NodeTopology) -> bool {
+fn available(e: &ProxyEndpoint<'_>, mode: TopologyMode, node: &NodeTopology) -> bool {
     match mode {
         TopologyMode::None => true,
-        TopologyMode::PreferSameNode => e.node_hints.contains(&node.name),
-        TopologyMode::PreferSameZone => e.zone_hints.contains(&node.zone),
+        TopologyMode::PreferSameNode => e.hinted_to_node(&node.name),
+        TopologyMode::PreferSameZone => e.hinted_to_zone(&node.zone),
     }
 }
 
 /// One service port of a [`NodeView`]: its name, family, policies and endpoints.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PortEndpoints {
+pub struct PortEndpoints<'a> {
     /// The service port.
-    pub name: ServicePortName,
+    pub name: ServicePortName<'a>,
     /// The Service port number.
     pub port: i32,
     /// The proxier's family.
@@ -181,63 +187,61 @@ pub struct PortEndpoints {
     /// The traffic policies.
     pub policy: PortPolicy,
     /// Its endpoints, sorted by `IP:port` text.
-    pub endpoints: Vec<ProxyEndpoint>,
+    pub endpoints: Vec<ProxyEndpoint<'a>>,
 }
 
-/// Every service port a node's proxy handles, with its endpoints.
+/// Every service port a node's proxy handles, with its endpoints, borrowed from the Services
+/// and EndpointSlices it was built from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NodeView {
+pub struct NodeView<'a> {
     /// The node.
     pub node: NodeTopology,
     /// The options used.
     pub options: SelectOptions,
     /// Service ports in Service input order, then port order, then family order.
-    pub ports: Vec<PortEndpoints>,
+    pub ports: Vec<PortEndpoints<'a>>,
     /// Slice content left out, with the reason.
     pub ignored: Vec<crate::proxy::Ignored>,
 }
 
-impl NodeView {
+impl<'a> NodeView<'a> {
     /// Builds the view of `node` over these Services and EndpointSlices. ExternalName and
     /// headless Services are skipped, as the proxy skips them.
+    ///
+    /// The slices are indexed by Service once, so the cost grows with the number of slices
+    /// and service ports, not their product.
     pub fn build(
-        services: &[Service],
-        slices: &[EndpointSlice],
+        services: &'a [Service],
+        slices: &'a [EndpointSlice],
         node: NodeTopology,
         options: SelectOptions,
     ) -> Self {
-        let mut tables: Vec<(IpFamily, EndpointTable)> = [IpFamily::V4, IpFamily::V6]
-            .into_iter()
-            .map(|f| (f, EndpointTable::build(slices, &node.name, f, &options)))
-            .collect();
-        let mut ports: Vec<PortEndpoints> = Vec::new();
-        // Where each service port's endpoints went, for the (invalid) case of a name seen twice.
-        let mut taken: std::collections::HashMap<(ServicePortName, IpFamily), usize> = Default::default();
+        let index = SliceIndex::build(slices, options);
+        let mut scratch = Vec::new();
+        let mut ports: Vec<PortEndpoints<'a>> = Vec::with_capacity(services.len());
         for svc in services {
             if svc.type_() == "ExternalName" || svc.is_headless() {
                 continue;
             }
             let families = service_families(svc);
+            let (namespace, service) = (svc.metadata.namespace(), svc.metadata.name());
             for p in svc.spec().ports() {
                 for &family in &families {
-                    let Some((_, table)) = tables.iter_mut().find(|(f, _)| *f == family) else {
-                        continue;
-                    };
                     let name = ServicePortName {
-                        namespace: svc.metadata.namespace().to_owned(),
-                        name: svc.metadata.name().to_owned(),
-                        port: p.name().to_owned(),
-                        protocol: p.protocol().to_owned(),
+                        namespace,
+                        name: service,
+                        port: p.name(),
+                        protocol: p.protocol(),
                     };
-                    let endpoints = match table.take(&name) {
-                        Some(v) => v,
-                        None => taken
-                            .get(&(name.clone(), family))
-                            .and_then(|&i| ports.get(i))
-                            .map(|p| p.endpoints.clone())
-                            .unwrap_or_default(),
-                    };
-                    taken.entry((name.clone(), family)).or_insert(ports.len());
+                    let endpoints = index.endpoints(
+                        &node.name,
+                        namespace,
+                        service,
+                        name.port,
+                        name.protocol,
+                        family,
+                        &mut scratch,
+                    );
                     ports.push(PortEndpoints {
                         policy: PortPolicy::for_port(svc, p, family),
                         name,
@@ -248,7 +252,7 @@ impl NodeView {
                 }
             }
         }
-        let ignored = tables.into_iter().flat_map(|(_, t)| t.ignored).collect();
+        let ignored = index.ignored.into_iter().map(|(_, i)| i).collect();
         NodeView {
             node,
             options,
@@ -258,7 +262,7 @@ impl NodeView {
     }
 
     /// Each service port with the endpoints this node uses for it.
-    pub fn selections(&self) -> impl Iterator<Item = (&PortEndpoints, Selection<'_>)> {
+    pub fn selections(&self) -> impl Iterator<Item = (&PortEndpoints<'a>, Selection<'_>)> {
         self.ports
             .iter()
             .map(|p| (p, categorize(&p.endpoints, &p.policy, &self.node, &self.options)))
@@ -267,6 +271,8 @@ impl NodeView {
 
 #[cfg(test)]
 mod tests {
+    use svcnet_model::{ForNode, ForZone};
+
     use super::*;
 
     fn ep(
@@ -276,7 +282,9 @@ mod tests {
         terminating: bool,
         zones: &[&str],
         nodes: &[&str],
-    ) -> ProxyEndpoint {
+    ) -> ProxyEndpoint<'static> {
+        let zone_hints: Vec<ForZone> = zones.iter().map(|s| ForZone { name: s.to_string() }).collect();
+        let node_hints: Vec<ForNode> = nodes.iter().map(|s| ForNode { name: s.to_string() }).collect();
         ProxyEndpoint {
             ip: ip.parse().unwrap(),
             port: 80,
@@ -286,12 +294,12 @@ mod tests {
             ready,
             serving: ready || terminating,
             terminating,
-            zone_hints: zones.iter().map(|s| s.to_string()).collect(),
-            node_hints: nodes.iter().map(|s| s.to_string()).collect(),
+            zone_hints: Box::leak(zone_hints.into_boxed_slice()),
+            node_hints: Box::leak(node_hints.into_boxed_slice()),
         }
     }
 
-    fn ips(v: &[&ProxyEndpoint]) -> Vec<String> {
+    fn ips(v: &[&ProxyEndpoint<'_>]) -> Vec<String> {
         v.iter().map(|e| e.ip.to_string()).collect()
     }
 
@@ -325,8 +333,8 @@ mod tests {
         let sel = categorize(&eps, &CLUSTER, &node(), &SelectOptions::default());
         assert_eq!(sel.topology, TopologyMode::PreferSameZone);
         assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.1"]);
-        let mut missing = eps.clone();
-        missing[1].zone_hints.clear();
+        let mut missing = eps;
+        missing[1].zone_hints = &[];
         let sel = categorize(&missing, &CLUSTER, &node(), &SelectOptions::default());
         assert_eq!(sel.topology, TopologyMode::None);
         assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.1", "10.0.0.2"]);
@@ -410,8 +418,9 @@ mod tests {
                 serde_json::json!([{"addresses": ["10.0.0.10"], "nodeName": "n1"}]),
             ),
         ];
+        let services = [svc];
         let view = NodeView::build(
-            &[svc],
+            &services,
             &slices,
             NodeTopology::new("n1", ""),
             SelectOptions::default(),

@@ -43,7 +43,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         node_hints: args.node_hints,
     };
     let view = NodeView::build(&set.services, &set.endpoint_slices, node, options);
-    let strings = |v: &[&ProxyEndpoint]| -> Vec<String> {
+    let strings = |v: &[&ProxyEndpoint<'_>]| -> Vec<String> {
         let mut s: Vec<String> = v.iter().map(|e| e.to_string()).collect();
         s.sort();
         s
