@@ -18,15 +18,22 @@ use crate::proxy::{Ignored, IpFamily, ProxyEndpoint, SelectOptions};
 /// (namespace, Service name), borrowed from a slice.
 type ServiceKey<'a> = (&'a str, &'a str);
 
-/// A slice the proxy reads, with where its parsed addresses sit in [`SliceIndex::ips`].
-#[derive(Debug, Clone)]
+/// A slice the proxy reads (in the caller's order), with where its parsed addresses sit in
+/// [`SliceIndex::ips`].
+#[derive(Debug, Clone, Copy)]
 struct Entry<'a> {
-    /// Position in the caller's list.
-    order: usize,
+    slice: &'a EndpointSlice,
+    /// The first of its addresses in `ips`; they run for `slice.endpoints().len()`.
+    ips: usize,
+    /// Its (namespace, Service) group.
     group: usize,
     family: IpFamily,
-    slice: &'a EndpointSlice,
-    ips: Range<usize>,
+}
+
+impl Entry<'_> {
+    fn ips(&self) -> Range<usize> {
+        self.ips..self.ips + self.slice.endpoints().len()
+    }
 }
 
 /// Every readable slice, grouped by Service and family, each group in slice name order.
@@ -34,9 +41,11 @@ struct Entry<'a> {
 pub(crate) struct SliceIndex<'a> {
     options: SelectOptions,
     groups: HashMap<ServiceKey<'a>, usize>,
-    /// Entries ordered by (group, family, slice name).
+    /// Readable slices in the caller's order.
     entries: Vec<Entry<'a>>,
-    /// For group `g` and family `f`, `entries[starts[2g + f]..starts[2g + f + 1]]`.
+    /// Indices into `entries` ordered by (group, family, slice name, caller's order).
+    sorted: Vec<usize>,
+    /// For group `g` and family `f`, `sorted[starts[2g + f]..starts[2g + f + 1]]`.
     starts: Vec<usize>,
     /// The first address of every endpoint of every entry, when it is an IP of the family.
     ips: Vec<Option<IpAddr>>,
@@ -69,7 +78,7 @@ impl<'a> SliceIndex<'a> {
             Vec::with_capacity(slices.iter().map(|s| s.endpoints().len()).sum());
         // Ignored content with its slice's sort key, sorted stably at the end.
         let mut ignored: Vec<(IpFamily, &'a str, &'a str, Ignored)> = Vec::new();
-        for (order, s) in slices.iter().enumerate() {
+        for s in slices {
             let Some(family) = IpFamily::parse(&s.address_type) else {
                 continue;
             };
@@ -116,11 +125,10 @@ impl<'a> SliceIndex<'a> {
             let next = groups.len();
             let group = *groups.entry((ns, service)).or_insert(next);
             entries.push(Entry {
-                order,
+                slice: s,
+                ips: first,
                 group,
                 family,
-                slice: s,
-                ips: first..ips.len(),
             });
         }
         // Counting sort by (group, family), then each run by slice name (stable: input order
@@ -140,22 +148,22 @@ impl<'a> SliceIndex<'a> {
             }
         }
         let mut next = starts.clone();
-        let mut ordered: Vec<Option<Entry<'a>>> = vec![None; entries.len()];
-        for e in entries {
-            if let Some(at) = next.get_mut(slot(&e)) {
-                if let Some(cell) = ordered.get_mut(*at) {
-                    *cell = Some(e);
+        let mut sorted = vec![0usize; entries.len()];
+        for (i, e) in entries.iter().enumerate() {
+            if let Some(at) = next.get_mut(slot(e)) {
+                if let Some(cell) = sorted.get_mut(*at) {
+                    *cell = i;
                 }
                 *at += 1;
             }
         }
-        let mut entries: Vec<Entry<'a>> = ordered.into_iter().flatten().collect();
         for w in starts.windows(2) {
             if let [a, b] = *w
                 && b - a > 1
-                && let Some(run) = entries.get_mut(a..b)
+                && let Some(run) = sorted.get_mut(a..b)
             {
-                run.sort_by(|x, y| x.slice.metadata.name().cmp(y.slice.metadata.name()));
+                let name = |i: &usize| entries.get(*i).map_or("", |e| e.slice.metadata.name());
+                run.sort_by(|x, y| name(x).cmp(name(y)).then(x.cmp(y)));
             }
         }
         ignored.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
@@ -163,6 +171,7 @@ impl<'a> SliceIndex<'a> {
             options,
             groups,
             entries,
+            sorted,
             starts,
             ips,
             ignored: ignored.into_iter().map(|(f, _, _, i)| (f, i)).collect(),
@@ -170,15 +179,16 @@ impl<'a> SliceIndex<'a> {
     }
 
     /// The slices of one Service and family, in name order.
-    fn run(&self, namespace: &str, service: &str, family: IpFamily) -> &[Entry<'a>] {
-        let Some(&g) = self.groups.get(&(namespace, service)) else {
-            return &[];
-        };
-        let slot = g * 2 + family_slot(family);
-        match (self.starts.get(slot), self.starts.get(slot + 1)) {
-            (Some(&a), Some(&b)) => self.entries.get(a..b).unwrap_or(&[]),
+    fn run(&self, namespace: &str, service: &str, family: IpFamily) -> impl Iterator<Item = &Entry<'a>> {
+        let slot = self
+            .groups
+            .get(&(namespace, service))
+            .map(|g| g * 2 + family_slot(family));
+        let run = match slot.map(|s| (self.starts.get(s), self.starts.get(s + 1))) {
+            Some((Some(&a), Some(&b))) => self.sorted.get(a..b).unwrap_or(&[]),
             _ => &[],
-        }
+        };
+        run.iter().filter_map(|&i| self.entries.get(i))
     }
 
     /// Every slice of `family` in (namespace, name) order, with its Service key and its
@@ -187,20 +197,20 @@ impl<'a> SliceIndex<'a> {
         &self,
         family: IpFamily,
     ) -> impl Iterator<Item = (ServiceKey<'a>, &'a EndpointSlice, &[Option<IpAddr>])> {
+        // A stable sort keeps the caller's order among equal names.
         let mut of_family: Vec<&Entry<'a>> = self.entries.iter().filter(|e| e.family == family).collect();
         of_family.sort_by(|a, b| {
-            let key = |e: &Entry<'a>| (e.slice.metadata.namespace(), e.slice.metadata.name(), e.order);
+            let key = |e: &Entry<'a>| (e.slice.metadata.namespace(), e.slice.metadata.name());
             key(a).cmp(&key(b))
         });
         of_family.into_iter().map(|e| {
             let service = (e.slice.metadata.namespace(), e.slice.service_name().unwrap_or(""));
-            (service, e.slice, self.ips.get(e.ips.clone()).unwrap_or(&[]))
+            (service, e.slice, self.ips.get(e.ips()).unwrap_or(&[]))
         })
     }
 
     /// The endpoints of service port (`port`, `protocol`) of Service `namespace/service` for
     /// the proxier of `family` on node `node_name`, sorted by `IP:port` text and deduplicated.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn endpoints(
         &self,
         node_name: &str,
@@ -209,7 +219,6 @@ impl<'a> SliceIndex<'a> {
         port: &str,
         protocol: &str,
         family: IpFamily,
-        scratch: &mut Vec<(AddrText, usize)>,
     ) -> Vec<ProxyEndpoint<'a>> {
         let run = self.run(namespace, service, family);
         let mut out = Vec::new();
@@ -219,14 +228,14 @@ impl<'a> SliceIndex<'a> {
                     continue;
                 }
                 let Some(number) = port_number(p) else { continue };
-                let ips = self.ips.get(e.ips.clone()).unwrap_or(&[]);
+                let ips = self.ips.get(e.ips()).unwrap_or(&[]);
                 if out.capacity() == 0 {
                     out.reserve(ips.len());
                 }
                 self.push_endpoints(&mut out, node_name, e.slice, ips, number);
             }
         }
-        sort_and_dedup(&mut out, scratch);
+        sort_and_dedup(&mut out);
         out
     }
 
@@ -266,94 +275,146 @@ impl<'a> SliceIndex<'a> {
 
 /// Sorts endpoints by `IP:port` text and keeps one per address: the last local copy when
 /// there is one, else the first copy (kube-proxy's map, where a local copy overwrites).
-pub(crate) fn sort_and_dedup(eps: &mut Vec<ProxyEndpoint<'_>>, scratch: &mut Vec<(AddrText, usize)>) {
-    if eps.len() < 2 {
+pub(crate) fn sort_and_dedup(eps: &mut Vec<ProxyEndpoint<'_>>) {
+    // Usually the slices already list each address once, in order: one cheap pass.
+    if eps
+        .windows(2)
+        .all(|w| matches!(w, [a, b] if text_cmp(a, b) == Ordering::Less))
+    {
         return;
     }
-    scratch.clear();
-    scratch.extend(eps.iter().enumerate().map(|(i, e)| (AddrText::of(e.addr()), i)));
-    scratch.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut keep: Vec<ProxyEndpoint<'_>> = Vec::with_capacity(eps.len());
+    // Stable, so copies of one address stay in the caller's order.
+    if eps.iter().all(|e| e.ip.is_ipv4()) {
+        eps.sort_by(text_cmp);
+    } else {
+        eps.sort_by_cached_key(|e| AddrText::of(e.addr()));
+    }
+    let mut kept = 0;
     let mut i = 0;
-    while let Some((key, first)) = scratch.get(i) {
-        let mut chosen = *first;
+    while let Some(first) = eps.get(i).copied() {
+        let mut chosen = first;
         let mut j = i + 1;
-        while let Some((k, at)) = scratch.get(j)
-            && k == key
+        while let Some(e) = eps.get(j)
+            && e.addr() == first.addr()
         {
-            if eps.get(*at).is_some_and(|e| e.is_local) {
-                chosen = *at;
+            if e.is_local {
+                chosen = *e;
             }
             j += 1;
         }
-        if let Some(e) = eps.get(chosen) {
-            keep.push(*e);
+        if let Some(slot) = eps.get_mut(kept) {
+            *slot = chosen;
         }
+        kept += 1;
         i = j;
     }
-    *eps = keep;
+    eps.truncate(kept);
 }
 
-/// `IP:port` text on the stack, ordered as the text is: the proxy's sort key.
-#[derive(Clone, Copy)]
-pub(crate) struct AddrText {
-    buf: [u8; 56],
+/// The order of two endpoints' `IP:port` texts, without writing them out for IPv4.
+fn text_cmp(x: &ProxyEndpoint<'_>, y: &ProxyEndpoint<'_>) -> Ordering {
+    match (x.ip, y.ip) {
+        (IpAddr::V4(a), IpAddr::V4(b)) => {
+            for (i, (p, q)) in a.octets().into_iter().zip(b.octets()).enumerate() {
+                let next = if i < 3 { b'.' } else { b':' };
+                match decimal_cmp(u16::from(p), u16::from(q), Some(next)) {
+                    Ordering::Equal => {}
+                    o => return o,
+                }
+            }
+            decimal_cmp(x.port, y.port, None)
+        }
+        _ => AddrText::of(x.addr()).cmp(&AddrText::of(y.addr())),
+    }
+}
+
+/// The text order of two decimal numbers, each followed by byte `next` (`None`: the end).
+fn decimal_cmp(a: u16, b: u16, next: Option<u8>) -> Ordering {
+    if a == b {
+        return Ordering::Equal;
+    }
+    let (da, db) = (Digits::of(a), Digits::of(b));
+    match da
+        .as_bytes()
+        .iter()
+        .zip(db.as_bytes())
+        .map(|(p, q)| p.cmp(q))
+        .find(|o| o.is_ne())
+    {
+        Some(o) => o,
+        // One is a prefix of the other (they differ, so the lengths do): the shorter goes on
+        // with `next`, the longer with a digit.
+        None => {
+            let shorter_first = next.is_none_or(|n| n < b'0');
+            if (da.len < db.len) == shorter_first {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+    }
+}
+
+/// The decimal digits of a `u16`.
+struct Digits {
+    bytes: [u8; 5],
     len: usize,
 }
 
-impl AddrText {
-    fn of(addr: SocketAddr) -> Self {
-        let mut t = AddrText { buf: [0; 56], len: 0 };
-        match addr.ip() {
-            IpAddr::V4(v4) => {
-                for (i, octet) in v4.octets().into_iter().enumerate() {
-                    if i > 0 {
-                        t.push(b'.');
-                    }
-                    t.push_number(u32::from(octet));
+impl Digits {
+    fn of(n: u16) -> Self {
+        let mut d = Digits {
+            bytes: [0; 5],
+            len: 0,
+        };
+        let mut started = false;
+        for div in [10000u16, 1000, 100, 10, 1] {
+            let digit = (n / div % 10) as u8;
+            if started || digit != 0 || div == 1 {
+                if let Some(slot) = d.bytes.get_mut(d.len) {
+                    *slot = b'0' + digit;
                 }
-            }
-            IpAddr::V6(v6) => {
-                let _ = write!(t, "[{v6}]");
+                d.len += 1;
+                started = true;
             }
         }
-        t.push(b':');
-        t.push_number(u32::from(addr.port()));
-        t
+        d
     }
 
+    fn as_bytes(&self) -> &[u8] {
+        self.bytes.get(..self.len).unwrap_or(&[])
+    }
+}
+
+/// `IP:port` text as a sort key: the text's bytes, big-endian in four words, zero-padded
+/// (no text byte is zero, so a prefix sorts first, as in text order). Built on the stack;
+/// compared as four integers (an array would be compared with `memcmp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct AddrText(u128, u128, u128, u128);
+
+/// The longest text, `[ffff:…:255.255.255.255]:65535`, is 53 bytes.
+struct TextBuf {
+    bytes: [u8; 64],
+    len: usize,
+}
+
+impl TextBuf {
     fn push(&mut self, b: u8) {
-        if let Some(slot) = self.buf.get_mut(self.len) {
+        if let Some(slot) = self.bytes.get_mut(self.len) {
             *slot = b;
             self.len += 1;
         }
     }
 
-    fn push_number(&mut self, n: u32) {
-        let mut digits = [0u8; 10];
-        let mut k = digits.len();
-        let mut n = n;
-        loop {
-            k -= 1;
-            if let Some(d) = digits.get_mut(k) {
-                *d = b'0' + (n % 10) as u8;
-            }
-            n /= 10;
-            if n == 0 || k == 0 {
-                break;
-            }
+    /// Decimal digits of `n`, without leading zeros.
+    fn push_number(&mut self, n: u16) {
+        for &b in Digits::of(n).as_bytes() {
+            self.push(b);
         }
-        for &d in digits.get(k..).unwrap_or(&[]) {
-            self.push(d);
-        }
-    }
-
-    fn as_bytes(&self) -> &[u8] {
-        self.buf.get(..self.len).unwrap_or(&[])
     }
 }
 
-impl std::fmt::Write for AddrText {
+impl std::fmt::Write for TextBuf {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
         for b in s.bytes() {
             self.push(b);
@@ -362,29 +423,35 @@ impl std::fmt::Write for AddrText {
     }
 }
 
-impl PartialEq for AddrText {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_bytes() == other.as_bytes()
-    }
-}
-
-impl Eq for AddrText {}
-
-impl PartialOrd for AddrText {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for AddrText {
-    fn cmp(&self, other: &Self) -> Ordering {
-        self.as_bytes().cmp(other.as_bytes())
-    }
-}
-
-impl std::fmt::Debug for AddrText {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&String::from_utf8_lossy(self.as_bytes()))
+impl AddrText {
+    fn of(addr: SocketAddr) -> Self {
+        let mut t = TextBuf {
+            bytes: [0; 64],
+            len: 0,
+        };
+        match addr.ip() {
+            IpAddr::V4(v4) => {
+                for (i, octet) in v4.octets().into_iter().enumerate() {
+                    if i > 0 {
+                        t.push(b'.');
+                    }
+                    t.push_number(u16::from(octet));
+                }
+            }
+            IpAddr::V6(v6) => {
+                let _ = write!(t, "[{v6}]");
+            }
+        }
+        t.push(b':');
+        t.push_number(addr.port());
+        let mut words = [0u128; 4];
+        for (w, chunk) in words.iter_mut().zip(t.bytes.chunks_exact(16)) {
+            let mut b = [0u8; 16];
+            b.copy_from_slice(chunk);
+            *w = u128::from_be_bytes(b);
+        }
+        let [a, b, c, d] = words;
+        AddrText(a, b, c, d)
     }
 }
 
@@ -403,7 +470,72 @@ mod tests {
             "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535",
         ] {
             let addr: SocketAddr = a.parse().unwrap();
-            assert_eq!(AddrText::of(addr).as_bytes(), addr.to_string().as_bytes());
+            let AddrText(a, b, c, d) = AddrText::of(addr);
+            let bytes: Vec<u8> = [a, b, c, d].iter().flat_map(|w| w.to_be_bytes()).collect();
+            let text = addr.to_string();
+            assert_eq!(&bytes[..text.len()], text.as_bytes());
+            assert!(bytes[text.len()..].iter().all(|&b| b == 0));
         }
+        // Text order, not numeric order.
+        let key = |s: &str| AddrText::of(s.parse().unwrap());
+        assert!(key("10.0.0.10:80") < key("10.0.0.1:80"));
+        assert!(key("10.0.0.1:80") < key("10.0.0.1:8080"));
+        assert!(key("[fd00::10]:80") < key("[fd00::1]:80"));
+    }
+
+    fn endpoint(ip: IpAddr, port: u16) -> ProxyEndpoint<'static> {
+        ProxyEndpoint {
+            ip,
+            port,
+            node_name: None,
+            zone: None,
+            is_local: false,
+            ready: true,
+            serving: true,
+            terminating: false,
+            zone_hints: &[],
+            node_hints: &[],
+        }
+    }
+
+    proptest::proptest! {
+        /// The IPv4 shortcut orders exactly as the text does.
+        #[test]
+        fn text_cmp_is_text_order(a in proptest::prelude::any::<[u8; 4]>(), b in proptest::prelude::any::<[u8; 4]>(),
+                                  pa in proptest::prelude::any::<u16>(), pb in proptest::prelude::any::<u16>(),
+                                  same in 0usize..4) {
+            // Bias towards shared prefixes, where the text order is subtle.
+            let mut b = b;
+            b[..same].copy_from_slice(&a[..same]);
+            let (x, y) = (endpoint(IpAddr::from(a), pa), endpoint(IpAddr::from(b), pb));
+            proptest::prop_assert_eq!(text_cmp(&x, &y), x.to_string().cmp(&y.to_string()));
+            proptest::prop_assert_eq!(text_cmp(&x, &x), std::cmp::Ordering::Equal);
+        }
+    }
+
+    #[test]
+    fn sort_and_dedup_keeps_the_last_local_copy_else_the_first() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let mut eps = vec![
+            endpoint(ip("10.0.0.2"), 80),
+            endpoint(ip("10.0.0.10"), 80),
+            endpoint(ip("10.0.0.2"), 80),
+            endpoint(ip("10.0.0.1"), 80),
+            endpoint(ip("10.0.0.1"), 80),
+        ];
+        eps[2].is_local = true;
+        eps[2].node_name = Some("a");
+        eps[3].node_name = Some("first");
+        eps[4].node_name = Some("second");
+        sort_and_dedup(&mut eps);
+        let got: Vec<(String, Option<&str>)> = eps.iter().map(|e| (e.to_string(), e.node_name)).collect();
+        assert_eq!(
+            got,
+            [
+                ("10.0.0.10:80".to_owned(), None),
+                ("10.0.0.1:80".to_owned(), Some("first")),
+                ("10.0.0.2:80".to_owned(), Some("a")),
+            ]
+        );
     }
 }

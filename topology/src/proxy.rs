@@ -229,9 +229,8 @@ impl<'a> EndpointTable<'a> {
                 index.push_endpoints(list, node_name, slice, ips, number);
             }
         }
-        let mut scratch = Vec::new();
         ports.retain(|_, list| {
-            sort_and_dedup(list, &mut scratch);
+            sort_and_dedup(list);
             !list.is_empty()
         });
         let ignored = index
@@ -317,26 +316,45 @@ impl PortPolicy {
 }
 
 /// The IP families a proxy handles a Service in: `spec.ipFamilies`, else the families of its
-/// cluster IPs, else IPv4.
-pub(crate) fn service_families(service: &Service) -> Vec<IpFamily> {
-    let mut out: Vec<IpFamily> = service
-        .spec()
-        .ip_families
-        .iter()
-        .flatten()
-        .filter_map(|f| IpFamily::parse(f))
-        .collect();
-    if out.is_empty() {
-        out = service
-            .cluster_ip_addrs()
-            .unwrap_or_default()
-            .into_iter()
-            .map(IpFamily::of)
-            .collect();
+/// cluster IPs, else IPv4; a family repeated right after itself counts once.
+pub(crate) fn service_families(service: &Service) -> Families {
+    let mut out = Families::default();
+    for f in service.spec().ip_families.iter().flatten() {
+        if let Some(f) = IpFamily::parse(f) {
+            out.push(f);
+        }
     }
-    if out.is_empty() {
+    if out.iter().next().is_none() {
+        for ip in service.cluster_ip_addrs().unwrap_or_default() {
+            out.push(IpFamily::of(ip));
+        }
+    }
+    if out.iter().next().is_none() {
         out.push(IpFamily::V4);
     }
-    out.dedup();
     out
+}
+
+/// A short list of families, on the stack unless a (malformed) Service names more than two.
+#[derive(Debug, Default)]
+pub(crate) struct Families {
+    head: [Option<IpFamily>; 2],
+    tail: Vec<IpFamily>,
+}
+
+impl Families {
+    fn push(&mut self, f: IpFamily) {
+        if self.iter().last() == Some(f) {
+            return;
+        }
+        match self.head.iter_mut().find(|s| s.is_none()) {
+            Some(slot) => *slot = Some(f),
+            None => self.tail.push(f),
+        }
+    }
+
+    /// The families in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = IpFamily> + '_ {
+        self.head.iter().flatten().chain(&self.tail).copied()
+    }
 }

@@ -142,22 +142,29 @@ fn topology_mode(
     let mut for_node = false;
     let mut all_zone_hints = true;
     let mut for_zone = false;
+    let read_node_hints = options.node_hints;
     for e in endpoints.iter().filter(|e| e.ready) {
         any_ready = true;
-        if e.node_hints.is_empty() {
-            all_node_hints = false;
-        } else if e.hinted_to_node(&node.name) {
-            for_node = true;
+        // Once a mode is ruled out, or known to name this node or zone, only the "every
+        // ready endpoint has hints" half still needs looking at.
+        if read_node_hints && all_node_hints {
+            if e.node_hints.is_empty() {
+                all_node_hints = false;
+            } else if !for_node && e.hinted_to_node(&node.name) {
+                for_node = true;
+            }
         }
-        if e.zone_hints.is_empty() {
-            all_zone_hints = false;
-        } else if e.hinted_to_zone(&node.zone) {
-            for_zone = true;
+        if all_zone_hints {
+            if e.zone_hints.is_empty() {
+                all_zone_hints = false;
+            } else if !for_zone && e.hinted_to_zone(&node.zone) {
+                for_zone = true;
+            }
         }
     }
     if !any_ready {
         TopologyMode::None
-    } else if options.node_hints && all_node_hints && for_node {
+    } else if read_node_hints && all_node_hints && for_node {
         TopologyMode::PreferSameNode
     } else if all_zone_hints && for_zone {
         TopologyMode::PreferSameZone
@@ -217,7 +224,6 @@ impl<'a> NodeView<'a> {
         options: SelectOptions,
     ) -> Self {
         let index = SliceIndex::build(slices, options);
-        let mut scratch = Vec::new();
         let mut ports: Vec<PortEndpoints<'a>> = Vec::with_capacity(services.len());
         for svc in services {
             if svc.type_() == "ExternalName" || svc.is_headless() {
@@ -226,22 +232,15 @@ impl<'a> NodeView<'a> {
             let families = service_families(svc);
             let (namespace, service) = (svc.metadata.namespace(), svc.metadata.name());
             for p in svc.spec().ports() {
-                for &family in &families {
+                for family in families.iter() {
                     let name = ServicePortName {
                         namespace,
                         name: service,
                         port: p.name(),
                         protocol: p.protocol(),
                     };
-                    let endpoints = index.endpoints(
-                        &node.name,
-                        namespace,
-                        service,
-                        name.port,
-                        name.protocol,
-                        family,
-                        &mut scratch,
-                    );
+                    let endpoints =
+                        index.endpoints(&node.name, namespace, service, name.port, name.protocol, family);
                     ports.push(PortEndpoints {
                         policy: PortPolicy::for_port(svc, p, family),
                         name,
