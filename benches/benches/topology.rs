@@ -223,10 +223,9 @@ fn selection(c: &mut Criterion) {
     let view = NodeView::build(&services, &slices, node.clone(), opts);
     c.bench_function("select/10000 service ports, categorize only", |b| {
         b.iter(|| {
-            view.ports
-                .iter()
+            view.ports()
                 .map(|p| {
-                    categorize(&p.endpoints, &p.policy, &node, &opts)
+                    categorize(p.endpoints, &p.policy, &node, &opts)
                         .all_reachable
                         .len()
                 })

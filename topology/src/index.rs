@@ -209,34 +209,37 @@ impl<'a> SliceIndex<'a> {
         })
     }
 
-    /// The endpoints of service port (`port`, `protocol`) of Service `namespace/service` for
-    /// the proxier of `family` on node `node_name`, sorted by `IP:port` text and deduplicated.
-    pub(crate) fn endpoints(
+    /// Appends to `out` the endpoints of service port (`port`, `protocol`) of Service
+    /// `namespace/service` for the proxier of `family` on node `node_name`, sorted by
+    /// `IP:port` text and deduplicated.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn extend_endpoints(
         &self,
+        out: &mut Vec<ProxyEndpoint<'a>>,
         node_name: &str,
         namespace: &str,
         service: &str,
         port: &str,
         protocol: &str,
         family: IpFamily,
-    ) -> Vec<ProxyEndpoint<'a>> {
-        let run = self.run(namespace, service, family);
-        let mut out = Vec::new();
-        for e in run {
+    ) {
+        let start = out.len();
+        for e in self.run(namespace, service, family) {
             for p in e.slice.ports() {
                 if p.name.as_deref() != Some(port) || p.protocol.as_deref().unwrap_or("TCP") != protocol {
                     continue;
                 }
                 let Some(number) = port_number(p) else { continue };
                 let ips = self.ips.get(e.ips()).unwrap_or(&[]);
-                if out.capacity() == 0 {
-                    out.reserve(ips.len());
-                }
-                self.push_endpoints(&mut out, node_name, e.slice, ips, number);
+                self.push_endpoints(out, node_name, e.slice, ips, number);
             }
         }
-        sort_and_dedup(&mut out);
-        out
+        sort_and_dedup(out, start);
+    }
+
+    /// How many endpoints the indexed slices hold, usable or not.
+    pub(crate) fn endpoint_count(&self) -> usize {
+        self.ips.len()
     }
 
     /// Appends the usable endpoints of `slice` (addresses `ips`) on port `number`, as the
@@ -275,7 +278,9 @@ impl<'a> SliceIndex<'a> {
 
 /// Sorts endpoints by `IP:port` text and keeps one per address: the last local copy when
 /// there is one, else the first copy (kube-proxy's map, where a local copy overwrites).
-pub(crate) fn sort_and_dedup(eps: &mut Vec<ProxyEndpoint<'_>>) {
+/// Only `list[start..]` is touched.
+pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
+    let Some(eps) = list.get_mut(start..) else { return };
     // Usually the slices already list each address once, in order: one cheap pass.
     if eps
         .windows(2)
@@ -308,7 +313,7 @@ pub(crate) fn sort_and_dedup(eps: &mut Vec<ProxyEndpoint<'_>>) {
         kept += 1;
         i = j;
     }
-    eps.truncate(kept);
+    list.truncate(start + kept);
 }
 
 /// The order of two endpoints' `IP:port` texts, without writing them out for IPv4.
@@ -330,8 +335,16 @@ fn text_cmp(x: &ProxyEndpoint<'_>, y: &ProxyEndpoint<'_>) -> Ordering {
 
 /// The text order of two decimal numbers, each followed by byte `next` (`None`: the end).
 fn decimal_cmp(a: u16, b: u16, next: Option<u8>) -> Ordering {
-    if a == b {
-        return Ordering::Equal;
+    let width = |n: u16| match n {
+        0..=9 => 1,
+        10..=99 => 2,
+        100..=999 => 3,
+        1000..=9999 => 4,
+        _ => 5,
+    };
+    // Digit strings of one length compare as the numbers do.
+    if a == b || width(a) == width(b) {
+        return a.cmp(&b);
     }
     let (da, db) = (Digits::of(a), Digits::of(b));
     match da
@@ -516,22 +529,25 @@ mod tests {
     #[test]
     fn sort_and_dedup_keeps_the_last_local_copy_else_the_first() {
         let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        // The first endpoint belongs to another service port and stays as it is.
         let mut eps = vec![
+            endpoint(ip("10.9.9.9"), 80),
             endpoint(ip("10.0.0.2"), 80),
             endpoint(ip("10.0.0.10"), 80),
             endpoint(ip("10.0.0.2"), 80),
             endpoint(ip("10.0.0.1"), 80),
             endpoint(ip("10.0.0.1"), 80),
         ];
-        eps[2].is_local = true;
-        eps[2].node_name = Some("a");
-        eps[3].node_name = Some("first");
-        eps[4].node_name = Some("second");
-        sort_and_dedup(&mut eps);
+        eps[3].is_local = true;
+        eps[3].node_name = Some("a");
+        eps[4].node_name = Some("first");
+        eps[5].node_name = Some("second");
+        sort_and_dedup(&mut eps, 1);
         let got: Vec<(String, Option<&str>)> = eps.iter().map(|e| (e.to_string(), e.node_name)).collect();
         assert_eq!(
             got,
             [
+                ("10.9.9.9:80".to_owned(), None),
                 ("10.0.0.10:80".to_owned(), None),
                 ("10.0.0.1:80".to_owned(), Some("first")),
                 ("10.0.0.2:80".to_owned(), Some("a")),

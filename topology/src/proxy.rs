@@ -230,7 +230,7 @@ impl<'a> EndpointTable<'a> {
             }
         }
         ports.retain(|_, list| {
-            sort_and_dedup(list);
+            sort_and_dedup(list, 0);
             !list.is_empty()
         });
         let ignored = index

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
+use std::ops::Range;
 
 use serde::Serialize;
 use svcnet_model::{EndpointSlice, Service};
@@ -181,8 +182,9 @@ fn available(e: &ProxyEndpoint<'_>, mode: TopologyMode, node: &NodeTopology) -> 
     }
 }
 
-/// One service port of a [`NodeView`]: its name, family, policies and endpoints.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One service port of a [`NodeView`]: its name, family, policies and endpoints, borrowed
+/// from the view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PortEndpoints<'a> {
     /// The service port.
@@ -194,19 +196,30 @@ pub struct PortEndpoints<'a> {
     /// The traffic policies.
     pub policy: PortPolicy,
     /// Its endpoints, sorted by `IP:port` text.
-    pub endpoints: Vec<ProxyEndpoint<'a>>,
+    pub endpoints: &'a [ProxyEndpoint<'a>],
+}
+
+/// A service port of a view, with where its endpoints sit in the view's one list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PortEntry<'a> {
+    name: ServicePortName<'a>,
+    port: i32,
+    family: IpFamily,
+    policy: PortPolicy,
+    endpoints: Range<usize>,
 }
 
 /// Every service port a node's proxy handles, with its endpoints, borrowed from the Services
-/// and EndpointSlices it was built from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// and EndpointSlices it was built from. All endpoints live in one list; [`NodeView::ports`]
+/// hands out each service port's part of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeView<'a> {
     /// The node.
     pub node: NodeTopology,
     /// The options used.
     pub options: SelectOptions,
-    /// Service ports in Service input order, then port order, then family order.
-    pub ports: Vec<PortEndpoints<'a>>,
+    ports: Vec<PortEntry<'a>>,
+    endpoints: Vec<ProxyEndpoint<'a>>,
     /// Slice content left out, with the reason.
     pub ignored: Vec<crate::proxy::Ignored>,
 }
@@ -224,7 +237,8 @@ impl<'a> NodeView<'a> {
         options: SelectOptions,
     ) -> Self {
         let index = SliceIndex::build(slices, options);
-        let mut ports: Vec<PortEndpoints<'a>> = Vec::with_capacity(services.len());
+        let mut ports: Vec<PortEntry<'a>> = Vec::with_capacity(services.len());
+        let mut endpoints: Vec<ProxyEndpoint<'a>> = Vec::with_capacity(index.endpoint_count());
         for svc in services {
             if svc.type_() == "ExternalName" || svc.is_headless() {
                 continue;
@@ -239,14 +253,22 @@ impl<'a> NodeView<'a> {
                         port: p.name(),
                         protocol: p.protocol(),
                     };
-                    let endpoints =
-                        index.endpoints(&node.name, namespace, service, name.port, name.protocol, family);
-                    ports.push(PortEndpoints {
+                    let start = endpoints.len();
+                    index.extend_endpoints(
+                        &mut endpoints,
+                        &node.name,
+                        namespace,
+                        service,
+                        name.port,
+                        name.protocol,
+                        family,
+                    );
+                    ports.push(PortEntry {
                         policy: PortPolicy::for_port(svc, p, family),
                         name,
                         port: p.port,
                         family,
-                        endpoints,
+                        endpoints: start..endpoints.len(),
                     });
                 }
             }
@@ -256,15 +278,40 @@ impl<'a> NodeView<'a> {
             node,
             options,
             ports,
+            endpoints,
             ignored,
         }
     }
 
+    /// Service ports in Service input order, then port order, then family order.
+    pub fn ports(&self) -> impl ExactSizeIterator<Item = PortEndpoints<'_>> + Clone {
+        self.ports.iter().map(|p| PortEndpoints {
+            name: p.name,
+            port: p.port,
+            family: p.family,
+            policy: p.policy,
+            endpoints: self.endpoints.get(p.endpoints.clone()).unwrap_or(&[]),
+        })
+    }
+
     /// Each service port with the endpoints this node uses for it.
-    pub fn selections(&self) -> impl Iterator<Item = (&PortEndpoints<'a>, Selection<'_>)> {
-        self.ports
-            .iter()
-            .map(|p| (p, categorize(&p.endpoints, &p.policy, &self.node, &self.options)))
+    pub fn selections(&self) -> impl Iterator<Item = (PortEndpoints<'_>, Selection<'_>)> {
+        self.ports().map(|p| {
+            let sel = categorize(p.endpoints, &p.policy, &self.node, &self.options);
+            (p, sel)
+        })
+    }
+}
+
+impl Serialize for NodeView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("NodeView", 4)?;
+        st.serialize_field("node", &self.node)?;
+        st.serialize_field("options", &self.options)?;
+        st.serialize_field("ports", &self.ports().collect::<Vec<_>>())?;
+        st.serialize_field("ignored", &self.ignored)?;
+        st.end()
     }
 }
 

@@ -465,8 +465,7 @@ fn reference_view(services: &[Service], slices: &[EndpointSlice], node: &str, no
 
 fn view_text(view: &NodeView<'_>) -> ViewText {
     let ports = view
-        .ports
-        .iter()
+        .ports()
         .map(|p| {
             (
                 p.name.to_string(),
