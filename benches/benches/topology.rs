@@ -216,7 +216,7 @@ fn selection(c: &mut Criterion) {
         b.iter(|| {
             let view = NodeView::build(&services, &slices, node.clone(), opts);
             view.selections()
-                .map(|(_, s)| s.all_reachable.len())
+                .map(|(_, s)| s.all_reachable().len())
                 .sum::<usize>()
         })
     });
@@ -226,7 +226,7 @@ fn selection(c: &mut Criterion) {
             view.ports()
                 .map(|p| {
                     categorize(p.endpoints, &p.policy, &node, &opts)
-                        .all_reachable
+                        .all_reachable()
                         .len()
                 })
                 .sum::<usize>()

@@ -29,8 +29,8 @@ pub enum TopologyMode {
 ///
 /// Unlike kube-proxy, which returns nil lists when a service port has no endpoints, a list
 /// the service port uses is always `Some` (possibly empty); `None` means "not used".
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// Serialized with `allReachable` beside the fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selection<'a> {
     /// Endpoints for Cluster-policy traffic (topology applied); `None` when the service port
     /// never uses Cluster policy.
@@ -38,10 +38,10 @@ pub struct Selection<'a> {
     /// Endpoints on this node for Local-policy traffic (topology never applied); `None` when the
     /// service port never uses Local policy.
     pub local: Option<Vec<&'a ProxyEndpoint<'a>>>,
-    /// The union of both: everything this node may send traffic to.
-    pub all_reachable: Vec<&'a ProxyEndpoint<'a>>,
+    /// Which list [`Selection::all_reachable`] is.
+    reach: Reach<'a>,
     /// Whether the service port has a usable endpoint anywhere in the cluster (it may be true
-    /// while `all_reachable` is empty, e.g. under a Local policy with only remote endpoints).
+    /// while `all_reachable()` is empty, e.g. under a Local policy with only remote endpoints).
     pub has_any: bool,
     /// How hints narrowed `cluster`.
     pub topology: TopologyMode,
@@ -49,6 +49,44 @@ pub struct Selection<'a> {
     pub cluster_terminating_fallback: bool,
     /// `local` holds serving-and-terminating endpoints because no local ready one exists.
     pub local_terminating_fallback: bool,
+}
+
+/// Where a [`Selection`]'s union lives: usually it is one of the two lists, so it is not
+/// copied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Reach<'a> {
+    Nothing,
+    Cluster,
+    Local,
+    Union(Vec<&'a ProxyEndpoint<'a>>),
+}
+
+impl<'a> Selection<'a> {
+    /// The union of `cluster` and `local`: everything this node may send traffic to, in the
+    /// endpoints' order.
+    pub fn all_reachable(&self) -> &[&'a ProxyEndpoint<'a>] {
+        match &self.reach {
+            Reach::Nothing => &[],
+            Reach::Cluster => self.cluster.as_deref().unwrap_or(&[]),
+            Reach::Local => self.local.as_deref().unwrap_or(&[]),
+            Reach::Union(v) => v,
+        }
+    }
+}
+
+impl Serialize for Selection<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Selection", 7)?;
+        st.serialize_field("cluster", &self.cluster)?;
+        st.serialize_field("local", &self.local)?;
+        st.serialize_field("allReachable", self.all_reachable())?;
+        st.serialize_field("hasAny", &self.has_any)?;
+        st.serialize_field("topology", &self.topology)?;
+        st.serialize_field("clusterTerminatingFallback", &self.cluster_terminating_fallback)?;
+        st.serialize_field("localTerminatingFallback", &self.local_terminating_fallback)?;
+        st.end()
+    }
 }
 
 /// Splits a service port's endpoints into cluster, local and reachable ones for `node`:
@@ -86,7 +124,7 @@ pub fn categorize<'a>(
     let mut sel = Selection {
         cluster: uses_cluster.then(Vec::new),
         local: uses_local.then(Vec::new),
-        all_reachable: Vec::new(),
+        reach: Reach::Nothing,
         has_any: false,
         topology: TopologyMode::None,
         cluster_terminating_fallback: false,
@@ -114,21 +152,24 @@ pub fn categorize<'a>(
             sel.local_terminating_fallback = !local.is_empty();
         }
     }
-    sel.all_reachable = match (&sel.cluster, &sel.local) {
-        (Some(c), None) => c.clone(),
-        (None, Some(l)) => l.clone(),
-        (Some(c), Some(_)) if sel.topology == TopologyMode::None && !sel.local_terminating_fallback => {
-            c.clone()
+    sel.reach = match (&sel.cluster, &sel.local) {
+        (Some(_), None) => Reach::Cluster,
+        (None, Some(_)) => Reach::Local,
+        // Untouched by topology, cluster holds every ready endpoint, local ones included.
+        (Some(_), Some(_)) if sel.topology == TopologyMode::None && !sel.local_terminating_fallback => {
+            Reach::Cluster
         }
         (Some(c), Some(l)) => {
             let chosen: BTreeSet<SocketAddr> = c.iter().chain(l.iter()).map(|e| e.addr()).collect();
             let mut seen = BTreeSet::new();
-            endpoints
-                .iter()
-                .filter(|e| chosen.contains(&e.addr()) && seen.insert(e.addr()))
-                .collect()
+            Reach::Union(
+                endpoints
+                    .iter()
+                    .filter(|e| chosen.contains(&e.addr()) && seen.insert(e.addr()))
+                    .collect(),
+            )
         }
-        (None, None) => Vec::new(),
+        (None, None) => Reach::Nothing,
     };
     sel
 }
@@ -411,11 +452,11 @@ mod tests {
         ];
         let sel = categorize(&eps, &CLUSTER, &node(), &SelectOptions::default());
         assert!(sel.cluster_terminating_fallback && sel.has_any);
-        assert_eq!(ips(&sel.all_reachable), ["10.0.0.1"]);
+        assert_eq!(ips(sel.all_reachable()), ["10.0.0.1"]);
         let sel = categorize(&eps, &ITP_LOCAL, &node(), &SelectOptions::default());
         assert!(sel.cluster.is_none());
         assert_eq!(sel.local.as_deref().map(<[_]>::len), Some(0));
-        assert!(sel.has_any && sel.all_reachable.is_empty());
+        assert!(sel.has_any && sel.all_reachable().is_empty());
         let sel = categorize(&[], &ITP_LOCAL, &node(), &SelectOptions::default());
         assert!(!sel.has_any && sel.local == Some(vec![]));
     }
@@ -431,7 +472,7 @@ mod tests {
         let sel = categorize(&eps, &ETP_LOCAL, &node(), &SelectOptions::default());
         assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.0", "10.0.0.2"]);
         assert_eq!(ips(sel.local.as_deref().unwrap()), ["10.0.0.0", "10.0.0.1"]);
-        assert_eq!(ips(&sel.all_reachable), ["10.0.0.0", "10.0.0.1", "10.0.0.2"]);
+        assert_eq!(ips(sel.all_reachable()), ["10.0.0.0", "10.0.0.1", "10.0.0.2"]);
     }
 
     #[test]

@@ -262,12 +262,12 @@ proptest! {
     fn selection_only_returns_serving_endpoints(eps in proxy_endpoints(), policy in policy(), node_hints in any::<bool>()) {
         let node = NodeTopology::new("me", "z0");
         let sel = categorize(&eps, &policy, &node, &SelectOptions { node_hints });
-        for e in sel.cluster.iter().flatten().chain(sel.local.iter().flatten()).chain(&sel.all_reachable) {
+        for e in sel.cluster.iter().flatten().chain(sel.local.iter().flatten()).chain(sel.all_reachable()) {
             prop_assert!(e.serving, "{e:?}");
         }
         prop_assert_eq!(sel.cluster.is_some(), policy.uses_cluster());
         prop_assert_eq!(sel.local.is_some(), policy.uses_local());
-        if !sel.all_reachable.is_empty() {
+        if !sel.all_reachable().is_empty() {
             prop_assert!(sel.has_any);
         }
     }
@@ -283,7 +283,7 @@ proptest! {
         }
         if policy.internal_local && !policy.externally_accessible {
             prop_assert!(sel.cluster.is_none());
-            prop_assert!(sel.all_reachable.iter().all(|e| e.is_local));
+            prop_assert!(sel.all_reachable().iter().all(|e| e.is_local));
         }
     }
 }

@@ -60,7 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                         "port": p.port,
                         "cluster": sel.cluster.as_deref().map(strings),
                         "local": sel.local.as_deref().map(strings),
-                        "allReachable": strings(&sel.all_reachable),
+                        "allReachable": strings(sel.all_reachable()),
                         "hasAny": sel.has_any,
                         "topology": sel.topology,
                         "clusterTerminatingFallback": sel.cluster_terminating_fallback,
@@ -119,7 +119,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                     list(sel.cluster.as_deref().map(strings))
                 );
                 let _ = writeln!(t, "  local:         {}", list(sel.local.as_deref().map(strings)));
-                let _ = writeln!(t, "  all reachable: {}", list(Some(strings(&sel.all_reachable))));
+                let _ = writeln!(t, "  all reachable: {}", list(Some(strings(sel.all_reachable()))));
             }
             for i in &view.ignored {
                 let _ = writeln!(t, "ignored: slice {} {}: {}", i.slice, i.what, i.why);
