@@ -640,6 +640,42 @@ mod tests {
         assert_eq!(r.moved.len(), 1);
     }
 
+    /// Kubernetes raises each target to its minimum, so targets can add up to more than the
+    /// endpoints: 8 endpoints, CPU 20% / 20% / 60%, endpoints 0 / 1 / 7.
+    #[test]
+    fn kubernetes_can_leave_a_zone_over_its_maximum_and_strict_mode_does_not() {
+        let cap = ZoneCapacity::from_zone_cpu([("a", 100), ("b", 100), ("c", 300)]);
+        let set = || SliceSet::existing(vec![slice("s", zones(&[("b", 1), ("c", 7)]))]);
+        let hinted = |out: &HintsOutcome| {
+            let r = report(out);
+            ["a", "b", "c"].map(|z| r.zones[z].hinted)
+        };
+        let k8s = auto(set(), &cap, false);
+        assert_eq!(hinted(&k8s), [2, 1, 5]);
+        assert_eq!(report(&k8s).zones["c"].allocation.maximum, 4);
+        assert_eq!(report(&k8s).overloaded_zones, ["b"]);
+        let strict = auto(set(), &cap, true);
+        assert_eq!(hinted(&strict), [2, 2, 4]);
+        assert!(report(&strict).overloaded_zones.is_empty());
+    }
+
+    /// Kubernetes hints endpoints of a zone without ready worker Nodes to that zone, where
+    /// they count for no allocation: CPU 50% / 50%, endpoints a 1, b 1, x 2.
+    #[test]
+    fn kubernetes_keeps_hints_to_a_zone_without_capacity_and_strict_mode_does_not() {
+        let cap = ZoneCapacity::from_zone_cpu([("a", 1), ("b", 1)]);
+        let set = || SliceSet::existing(vec![slice("s", zones(&[("a", 1), ("b", 1), ("x", 2)]))]);
+        let k8s = auto(set(), &cap, false);
+        let r = report(&k8s);
+        assert_eq!((r.zones["a"].hinted, r.zones["b"].hinted), (1, 1));
+        assert_eq!(r.zones_without_capacity["x"], 2);
+        assert_eq!(r.overloaded_zones, ["a", "b"]);
+        let strict = auto(set(), &cap, true);
+        let r = report(&strict);
+        assert_eq!((r.zones["a"].hinted, r.zones["b"].hinted), (2, 2));
+        assert!(r.zones_without_capacity.is_empty() && r.overloaded_zones.is_empty());
+    }
+
     #[test]
     fn strict_mode_removes_hints_when_minimums_cannot_be_reached() {
         // Everything pinned in a valid unchanged slice for zone a except one movable endpoint.

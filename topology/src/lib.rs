@@ -38,6 +38,24 @@
 //! a result. Where Kubernetes iterates a Go map (choosing which short zone an endpoint moves
 //! to), this crate takes zones in name order, so the same input always gives the same output.
 //!
+//! ## Kubernetes' hints, and strict mode
+//! By default hints are exactly Kubernetes' (`HintsOptions::default()`), and Kubernetes keeps
+//! hints that break two properties one would expect: *every zone with ready worker Nodes gets
+//! a hinted endpoint*, and *every such zone gets between its minimum and its maximum*
+//! ([`ZoneAllocation`]). Three cases, each with the smallest input we use to show it:
+//!
+//! | Kubernetes case | CPU per zone | ready endpoints | hinted |
+//! |---|---|---|---|
+//! | moving stops once no zone has half an endpoint to spare | a 45.5%, b 45.5%, c 9% | a 5, b 5 | a 5, b 5, **c 0** |
+//! | targets raised to minimums exceed the endpoints | a 20%, b 20%, c 60% | b 1, c 7 | a 2, **b 1** (min 2), **c 5** (max 4) |
+//! | endpoints in a zone without ready worker Nodes stay hinted there | a 50%, b 50% | a 1, b 1, x 2 | **a 1, b 1** (min 2), x 2 |
+//!
+//! The [`AutoReport`] of such a result names the short zones (`overloaded_zones`) and the
+//! hints to zones without CPU (`zones_without_capacity`), so a caller can see why hints were
+//! kept anyway: Kubernetes does not re-check after assigning. `HintsOptions { strict: true, .. }`
+//! keeps both properties (or removes every hint); [`HintsOptions::strict`] walks through each
+//! case.
+//!
 //! ## Example
 //! ```
 //! use svcnet_model::{EndpointSlice, Service};
