@@ -597,19 +597,20 @@ fn needs_update(ep: &Endpoint, node_hints: bool) -> Option<SliceReason> {
         .as_ref()
         .and_then(|h| h.for_nodes.as_deref())
         .unwrap_or(&[]);
-    let address = first_address(ep);
+    // The address is copied only for a slice that needs rewriting.
+    let address = || first_address(ep);
     match &ep.zone {
         Some(z) if zones.len() != 1 || zones.first().is_none_or(|f| &f.name != z) => {
-            return Some(SliceReason::HintMissingOrWrong { address });
+            return Some(SliceReason::HintMissingOrWrong { address: address() });
         }
-        None if !zones.is_empty() => return Some(SliceReason::StaleHint { address }),
+        None if !zones.is_empty() => return Some(SliceReason::StaleHint { address: address() }),
         _ => {}
     }
     match ep.node_name.as_ref().filter(|_| node_hints) {
         Some(n) if nodes.len() != 1 || nodes.first().is_none_or(|f| &f.name != n) => {
-            Some(SliceReason::HintMissingOrWrong { address })
+            Some(SliceReason::HintMissingOrWrong { address: address() })
         }
-        None if !nodes.is_empty() => Some(SliceReason::StaleHint { address }),
+        None if !nodes.is_empty() => Some(SliceReason::StaleHint { address: address() }),
         _ => None,
     }
 }
