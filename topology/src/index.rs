@@ -1,9 +1,5 @@
-//! EndpointSlices indexed once by Service, for reading a node's endpoints service port by
+//! EndpointSlices indexed once by Service, for reading nodes' endpoints service port by
 //! service port without rescanning every slice.
-//!
-//! The index borrows everything: slices are grouped by (namespace, Service, family) through
-//! a map keyed by borrowed names, every endpoint address is parsed once into one flat list,
-//! and what the proxy leaves out is recorded as it goes.
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
@@ -36,10 +32,37 @@ impl Entry<'_> {
     }
 }
 
-/// Every readable slice, grouped by Service and family, each group in slice name order.
-#[derive(Debug)]
-pub(crate) struct SliceIndex<'a> {
-    options: SelectOptions,
+/// EndpointSlices as the proxy reads them, indexed once by Service so that views of many
+/// nodes can be built from them ([`NodeView::from_index`]) without reading every slice again:
+/// the rule compiler builds one view per node on every sync.
+///
+/// The index borrows the slices: they are grouped by (namespace, Service, family) through a
+/// map keyed by borrowed names, each group in slice name order; every endpoint address is
+/// parsed once into one flat list; what the proxy leaves out is recorded as it goes. Nothing
+/// in it depends on a node.
+///
+/// ```
+/// use svcnet_model::{EndpointSlice, Service};
+/// use svcnet_topology::{NodeTopology, NodeView, SelectOptions, SliceIndex};
+///
+/// let services: Vec<Service> = vec![serde_json::from_str(
+///     r#"{"metadata":{"name":"web","namespace":"shop"},"spec":{"ports":[{"port":80}]}}"#).unwrap()];
+/// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+///     "addressType":"IPv4","ports":[{"name":"","port":8080}],
+///     "endpoints":[{"addresses":["10.0.0.1"],"nodeName":"n1"}]}"#).unwrap()];
+/// let index = SliceIndex::build(&slices);
+/// for node in ["n1", "n2"] {
+///     let view = NodeView::from_index(&index, &services, NodeTopology::new(node, ""),
+///         SelectOptions::default());
+///     let port = view.ports().next().unwrap();
+///     assert_eq!(port.endpoints[0].is_local, node == "n1");
+/// }
+/// ```
+///
+/// [`NodeView::from_index`]: crate::NodeView::from_index
+#[derive(Debug, Clone)]
+pub struct SliceIndex<'a> {
     groups: HashMap<ServiceKey<'a>, usize>,
     /// Readable slices in the caller's order.
     entries: Vec<Entry<'a>>,
@@ -51,7 +74,7 @@ pub(crate) struct SliceIndex<'a> {
     ips: Vec<Option<IpAddr>>,
     /// What the proxy leaves out, in the order kube-proxy's per-family caches meet it: IPv4
     /// slices by namespace and name, then IPv6 ones.
-    pub(crate) ignored: Vec<(IpFamily, Ignored)>,
+    ignored: Vec<(IpFamily, Ignored)>,
 }
 
 fn family_slot(f: IpFamily) -> usize {
@@ -70,8 +93,9 @@ pub(crate) fn port_number(p: &EndpointPort) -> Option<u16> {
 }
 
 impl<'a> SliceIndex<'a> {
-    /// Indexes `slices` for the proxy.
-    pub(crate) fn build(slices: &'a [EndpointSlice], options: SelectOptions) -> Self {
+    /// Indexes `slices` (slices of no IP family, e.g. `FQDN`, are left out silently, as the
+    /// proxy never reads them).
+    pub fn build(slices: &'a [EndpointSlice]) -> Self {
         let mut groups: HashMap<ServiceKey<'a>, usize> = HashMap::with_capacity(slices.len());
         let mut entries: Vec<Entry<'a>> = Vec::with_capacity(slices.len());
         let mut ips: Vec<Option<IpAddr>> =
@@ -168,7 +192,6 @@ impl<'a> SliceIndex<'a> {
         }
         ignored.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
         SliceIndex {
-            options,
             groups,
             entries,
             sorted,
@@ -209,14 +232,29 @@ impl<'a> SliceIndex<'a> {
         })
     }
 
+    /// Slice content the proxy leaves out, with the reason: IPv4 slices in namespace and name
+    /// order, then IPv6 ones.
+    pub fn ignored(&self) -> impl Iterator<Item = &Ignored> {
+        self.ignored.iter().map(|(_, i)| i)
+    }
+
+    /// The ignored content of one family's slices.
+    pub(crate) fn ignored_of(&self, family: IpFamily) -> impl Iterator<Item = &Ignored> {
+        self.ignored
+            .iter()
+            .filter(move |(f, _)| *f == family)
+            .map(|(_, i)| i)
+    }
+
     /// Appends to `out` the endpoints of service port (`port`, `protocol`) of Service
-    /// `namespace/service` for the proxier of `family` on node `node_name`, sorted by
-    /// `IP:port` text and deduplicated.
+    /// `namespace/service` for the proxier of `family` on `node`, sorted by `IP:port` text and
+    /// deduplicated.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn extend_endpoints(
         &self,
         out: &mut Vec<ProxyEndpoint<'a>>,
         node_name: &str,
+        options: SelectOptions,
         namespace: &str,
         service: &str,
         port: &str,
@@ -231,7 +269,7 @@ impl<'a> SliceIndex<'a> {
                 }
                 let Some(number) = port_number(p) else { continue };
                 let ips = self.ips.get(e.ips()).unwrap_or(&[]);
-                self.push_endpoints(out, node_name, e.slice, ips, number);
+                push_endpoints(out, node_name, options, e.slice, ips, number);
             }
         }
         sort_and_dedup(out, start);
@@ -241,38 +279,38 @@ impl<'a> SliceIndex<'a> {
     pub(crate) fn endpoint_count(&self) -> usize {
         self.ips.len()
     }
+}
 
-    /// Appends the usable endpoints of `slice` (addresses `ips`) on port `number`, as the
-    /// proxy on `node_name` sees them.
-    pub(crate) fn push_endpoints(
-        &self,
-        out: &mut Vec<ProxyEndpoint<'a>>,
-        node_name: &str,
-        slice: &'a EndpointSlice,
-        ips: &[Option<IpAddr>],
-        number: u16,
-    ) {
-        for (ep, ip) in slice.endpoints().iter().zip(ips) {
-            let Some(ip) = *ip else { continue };
-            let hints = ep.hints.as_ref();
-            let node_hints = if self.options.node_hints {
-                hints.and_then(|h| h.for_nodes.as_deref()).unwrap_or(&[])
-            } else {
-                &[]
-            };
-            out.push(ProxyEndpoint {
-                ip,
-                port: number,
-                node_name: ep.node_name.as_deref(),
-                zone: ep.zone.as_deref(),
-                is_local: !node_name.is_empty() && ep.node_name.as_deref() == Some(node_name),
-                ready: ep.conditions.ready.unwrap_or(true),
-                serving: ep.conditions.serving.unwrap_or(true),
-                terminating: ep.conditions.terminating.unwrap_or(false),
-                zone_hints: hints.and_then(|h| h.for_zones.as_deref()).unwrap_or(&[]),
-                node_hints,
-            });
-        }
+/// Appends the usable endpoints of `slice` (addresses `ips`) on port `number`, as the
+/// proxy on `node_name` sees them.
+pub(crate) fn push_endpoints<'a>(
+    out: &mut Vec<ProxyEndpoint<'a>>,
+    node_name: &str,
+    options: SelectOptions,
+    slice: &'a EndpointSlice,
+    ips: &[Option<IpAddr>],
+    number: u16,
+) {
+    for (ep, ip) in slice.endpoints().iter().zip(ips) {
+        let Some(ip) = *ip else { continue };
+        let hints = ep.hints.as_ref();
+        let node_hints = if options.node_hints {
+            hints.and_then(|h| h.for_nodes.as_deref()).unwrap_or(&[])
+        } else {
+            &[]
+        };
+        out.push(ProxyEndpoint {
+            ip,
+            port: number,
+            node_name: ep.node_name.as_deref(),
+            zone: ep.zone.as_deref(),
+            is_local: !node_name.is_empty() && ep.node_name.as_deref() == Some(node_name),
+            ready: ep.conditions.ready.unwrap_or(true),
+            serving: ep.conditions.serving.unwrap_or(true),
+            terminating: ep.conditions.terminating.unwrap_or(false),
+            zone_hints: hints.and_then(|h| h.for_zones.as_deref()).unwrap_or(&[]),
+            node_hints,
+        });
     }
 }
 

@@ -9,10 +9,9 @@
 //!  Service ─────────────────┼─▶ reconcile_hints ──▶ slices with hints + events + reasons
 //!  EndpointSlices ──────────┘         (controller side: topology-mode Auto, trafficDistribution)
 //!
-//!  EndpointSlices ──▶ EndpointTable (per node, per family) ─┐
-//!  Service ──▶ PortPolicy ───────────────────────────────────┼─▶ categorize ──▶ Selection
-//!  Node ──▶ NodeTopology ────────────────────────────────────┘   (proxy side: cluster, local,
-//!                                                                  all reachable, has any)
+//!  EndpointSlices ──▶ SliceIndex (once) ─┐
+//!  Services ──▶ PortPolicy ───────────────┼─▶ NodeView (per node) ──▶ categorize ──▶ Selection
+//!  Node ──▶ NodeTopology ─────────────────┘     (proxy side: cluster, local, all reachable, has any)
 //! ```
 //!
 //! - **Controller side** ([`reconcile_hints`]): for a Service annotated
@@ -25,7 +24,8 @@
 //!   count caused it, and which event Kubernetes records. With `spec.trafficDistribution`
 //!   (`PreferClose`, `PreferSameZone`, `PreferSameNode`) each ready endpoint is hinted to its
 //!   own zone (and node). The annotation wins when both are set.
-//! - **Proxy side** ([`categorize`], [`NodeView`]): what kube-proxy on one node uses for each
+//! - **Proxy side** ([`SliceIndex`], [`NodeView`], [`categorize`]): what kube-proxy on one
+//!   node uses for each
 //!   service port: cluster endpoints (narrowed by node or zone hints only when every ready
 //!   endpoint carries one and one matches), local endpoints under a `Local` traffic policy,
 //!   the fall back to serving-and-terminating endpoints, everything reachable, and whether the
@@ -108,6 +108,7 @@ pub use hints::{
     AutoReport, Decision, HintMove, HintsOptions, HintsOutcome, RemovalReason, SliceNote, SliceReason,
     SliceSet, ZoneReport, reconcile_hints,
 };
+pub use index::SliceIndex;
 pub use mechanism::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, AnnotationSeen, Mechanism, MechanismChoice,
     TrafficDistribution, TrafficDistributionSeen, choose_mechanism,

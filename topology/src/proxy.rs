@@ -10,7 +10,7 @@ use serde::{Serialize, Serializer};
 use svcnet_model::{EndpointSlice, ForNode, ForZone, Node, Service, ServicePort};
 
 use crate::capacity::node_zone_label;
-use crate::index::{SliceIndex, port_number, sort_and_dedup};
+use crate::index::{SliceIndex, port_number, push_endpoints, sort_and_dedup};
 
 /// An IP family: which addresses a proxier handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -212,7 +212,7 @@ impl<'a> EndpointTable<'a> {
         family: IpFamily,
         options: &SelectOptions,
     ) -> Self {
-        let index = SliceIndex::build(slices, *options);
+        let index = SliceIndex::build(slices);
         let mut ports: BTreeMap<ServicePortName<'a>, Vec<ProxyEndpoint<'a>>> = BTreeMap::new();
         for (service, slice, ips) in index.slices(family) {
             for p in slice.ports() {
@@ -226,19 +226,14 @@ impl<'a> EndpointTable<'a> {
                     protocol: p.protocol.as_deref().unwrap_or("TCP"),
                 };
                 let list = ports.entry(name).or_default();
-                index.push_endpoints(list, node_name, slice, ips, number);
+                push_endpoints(list, node_name, *options, slice, ips, number);
             }
         }
         ports.retain(|_, list| {
             sort_and_dedup(list, 0);
             !list.is_empty()
         });
-        let ignored = index
-            .ignored
-            .into_iter()
-            .filter(|(f, _)| *f == family)
-            .map(|(_, i)| i)
-            .collect();
+        let ignored = index.ignored_of(family).cloned().collect();
         EndpointTable { ports, ignored }
     }
 

@@ -270,14 +270,25 @@ impl<'a> NodeView<'a> {
     /// headless Services are skipped, as the proxy skips them.
     ///
     /// The slices are indexed by Service once, so the cost grows with the number of slices
-    /// and service ports, not their product.
+    /// and service ports, not their product. To build the views of many nodes, index the
+    /// slices once with [`SliceIndex::build`] and use [`NodeView::from_index`].
     pub fn build(
         services: &'a [Service],
         slices: &'a [EndpointSlice],
         node: NodeTopology,
         options: SelectOptions,
     ) -> Self {
-        let index = SliceIndex::build(slices, options);
+        Self::from_index(&SliceIndex::build(slices), services, node, options)
+    }
+
+    /// Builds the view of `node` over these Services and the slices of `index`: the same
+    /// view as [`NodeView::build`] over those slices.
+    pub fn from_index(
+        index: &SliceIndex<'a>,
+        services: &'a [Service],
+        node: NodeTopology,
+        options: SelectOptions,
+    ) -> Self {
         let mut ports: Vec<PortEntry<'a>> = Vec::with_capacity(services.len());
         let mut endpoints: Vec<ProxyEndpoint<'a>> = Vec::with_capacity(index.endpoint_count());
         for svc in services {
@@ -298,6 +309,7 @@ impl<'a> NodeView<'a> {
                     index.extend_endpoints(
                         &mut endpoints,
                         &node.name,
+                        options,
                         namespace,
                         service,
                         name.port,
@@ -314,13 +326,12 @@ impl<'a> NodeView<'a> {
                 }
             }
         }
-        let ignored = index.ignored.into_iter().map(|(_, i)| i).collect();
         NodeView {
             node,
             options,
             ports,
             endpoints,
-            ignored,
+            ignored: index.ignored().cloned().collect(),
         }
     }
 

@@ -548,5 +548,11 @@ proptest! {
     fn node_view_matches_a_plain_reading((services, slices) in proxy_cluster(), node_hints in any::<bool>()) {
         let view = NodeView::build(&services, &slices, NodeTopology::new("me", "a"), SelectOptions { node_hints });
         prop_assert_eq!(view_text(&view), reference_view(&services, &slices, "me", node_hints));
+        // One index serves every node.
+        let index = SliceIndex::build(&slices);
+        for node in ["me", "n1"] {
+            let shared = NodeView::from_index(&index, &services, NodeTopology::new(node, "b"), SelectOptions { node_hints });
+            prop_assert_eq!(view_text(&shared), reference_view(&services, &slices, node, node_hints));
+        }
     }
 }
