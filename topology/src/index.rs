@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::ops::Range;
 
 use svcnet_model::{EndpointPort, EndpointSlice};
@@ -121,7 +121,7 @@ impl<'a> SliceIndex<'a> {
             }
             let first = ips.len();
             ips.extend(s.endpoints().iter().map(|ep| {
-                let ip = ep.addresses.first()?.parse::<IpAddr>().ok()?;
+                let ip = parse_ip(ep.addresses.first()?)?;
                 (IpFamily::of(ip) == family).then_some(ip)
             }));
             let parsed = ips.get(first..).unwrap_or(&[]);
@@ -312,6 +312,47 @@ pub(crate) fn push_endpoints<'a>(
             node_hints,
         });
     }
+}
+
+/// An address as `str::parse::<IpAddr>` reads it, with a shortcut for the usual dotted quad.
+fn parse_ip(s: &str) -> Option<IpAddr> {
+    match dotted_quad(s.as_bytes()) {
+        Some(v4) => Some(IpAddr::V4(v4)),
+        None => s.parse().ok(),
+    }
+}
+
+/// Four decimal octets separated by dots, each 1 to 3 digits, at most 255, without a leading
+/// zero: a subset of what the standard parser accepts (anything else is left to it).
+fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
+    let mut octets = [0u8; 4];
+    let mut at = 0;
+    let mut value: u16 = 0;
+    let mut digits = 0;
+    for &c in b {
+        match c {
+            b'0'..=b'9' => {
+                // No leading zero, at most three digits.
+                if (digits == 1 && value == 0) || digits == 3 {
+                    return None;
+                }
+                value = value * 10 + u16::from(c - b'0');
+                digits += 1;
+            }
+            b'.' if digits > 0 => {
+                *octets.get_mut(at)? = u8::try_from(value).ok()?;
+                at += 1;
+                value = 0;
+                digits = 0;
+            }
+            _ => return None,
+        }
+    }
+    if at != 3 || digits == 0 {
+        return None;
+    }
+    *octets.get_mut(at)? = u8::try_from(value).ok()?;
+    Some(Ipv4Addr::from(octets))
 }
 
 /// Sorts endpoints by `IP:port` text and keeps one per address: the last local copy when
@@ -562,6 +603,41 @@ mod tests {
             proptest::prop_assert_eq!(text_cmp(&x, &y), x.to_string().cmp(&y.to_string()));
             proptest::prop_assert_eq!(text_cmp(&x, &x), std::cmp::Ordering::Equal);
         }
+    }
+
+    proptest::proptest! {
+        /// The dotted-quad shortcut never accepts what the standard parser rejects, never
+        /// reads a value differently, and takes every address the standard parser prints.
+        #[test]
+        fn dotted_quad_agrees_with_the_standard_parser(text in "[0-9.]{0,17}|[0-9a-f:.x ]{0,12}",
+                                                      octets in proptest::prelude::any::<[u8; 4]>()) {
+            if let Some(v4) = dotted_quad(text.as_bytes()) {
+                proptest::prop_assert_eq!(text.parse::<IpAddr>().ok(), Some(IpAddr::V4(v4)));
+            }
+            proptest::prop_assert_eq!(parse_ip(&text), text.parse::<IpAddr>().ok());
+            let printed = Ipv4Addr::from(octets).to_string();
+            proptest::prop_assert_eq!(dotted_quad(printed.as_bytes()), Some(Ipv4Addr::from(octets)));
+        }
+    }
+
+    #[test]
+    fn dotted_quad_edges() {
+        for bad in [
+            "",
+            "1.2.3",
+            "1.2.3.4.",
+            ".1.2.3",
+            "1..2.3",
+            "01.2.3.4",
+            "1.2.3.256",
+            "1.2.3.0000",
+            "1.2.3.4 ",
+        ] {
+            assert_eq!(dotted_quad(bad.as_bytes()), None, "{bad}");
+        }
+        assert_eq!(dotted_quad(b"0.0.0.0"), Some(Ipv4Addr::UNSPECIFIED));
+        assert_eq!(dotted_quad(b"255.255.255.255"), Some(Ipv4Addr::BROADCAST));
+        assert_eq!(parse_ip("fd00::1"), "fd00::1".parse().ok());
     }
 
     #[test]
