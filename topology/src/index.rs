@@ -15,7 +15,7 @@ use crate::proxy::{Ignored, IpFamily, ProxyEndpoint, SelectOptions};
 type ServiceKey<'a> = (&'a str, &'a str);
 
 /// A slice the proxy reads (in the caller's order), with where its parsed addresses sit in
-/// [`SliceIndex::ips`].
+/// the index's `ips`.
 #[derive(Debug, Clone, Copy)]
 struct Entry<'a> {
     slice: &'a EndpointSlice,
