@@ -83,8 +83,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Proxy side: the node in zone-c.
     let hinted: Vec<EndpointSlice> = out.slices.iter().cloned().collect();
+    let services = [service];
     let view = NodeView::build(
-        &[service],
+        &services,
         &hinted,
         NodeTopology::new("node-c", "zone-c"),
         SelectOptions::default(),

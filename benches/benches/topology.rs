@@ -1,6 +1,6 @@
 //! Benchmarks of svcnet-topology: hints for a 5,000-endpoint Service across 3 zones and 1,000
 //! Nodes (controller side), and endpoint selection for 10,000 service ports on one node
-//! (proxy side).
+//! (proxy side), from the slices or from a slice index shared by every node.
 
 use std::hint::black_box;
 
@@ -10,7 +10,8 @@ use svcnet_model::{
     ObjectMeta, PodCondition, Quantity, Service, ServicePort, ServiceSpec,
 };
 use svcnet_topology::{
-    HintsOptions, NodeTopology, NodeView, SelectOptions, SliceSet, ZoneCapacity, categorize, reconcile_hints,
+    HintsOptions, NodeTopology, NodeView, SelectOptions, SliceIndex, SliceSet, ZoneCapacity, categorize,
+    reconcile_hints,
 };
 
 const ZONES: [&str; 3] = ["zone-a", "zone-b", "zone-c"];
@@ -216,18 +217,29 @@ fn selection(c: &mut Criterion) {
         b.iter(|| {
             let view = NodeView::build(&services, &slices, node.clone(), opts);
             view.selections()
-                .map(|(_, s)| s.all_reachable.len())
+                .map(|(_, s)| s.all_reachable().len())
                 .sum::<usize>()
         })
     });
+    let index = SliceIndex::build(&slices);
+    c.bench_function(
+        "select/10000 service ports, view + select from a shared index",
+        |b| {
+            b.iter(|| {
+                let view = NodeView::from_index(&index, &services, node.clone(), opts);
+                view.selections()
+                    .map(|(_, s)| s.all_reachable().len())
+                    .sum::<usize>()
+            })
+        },
+    );
     let view = NodeView::build(&services, &slices, node.clone(), opts);
     c.bench_function("select/10000 service ports, categorize only", |b| {
         b.iter(|| {
-            view.ports
-                .iter()
+            view.ports()
                 .map(|p| {
-                    categorize(&p.endpoints, &p.policy, &node, &opts)
-                        .all_reachable
+                    categorize(p.endpoints, &p.policy, &node, &opts)
+                        .all_reachable()
                         .len()
                 })
                 .sum::<usize>()

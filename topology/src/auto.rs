@@ -44,7 +44,7 @@ pub(crate) fn add_hints(ctx: &mut Ctx<'_>, capacity: &ZoneCapacity, strict: bool
         match existing_hints(&s, &counts, &allocations, strict) {
             Ok(by_zone) => {
                 for (z, n) in by_zone {
-                    *counts.entry(z).or_insert(0) += n;
+                    add_count(&mut counts, z, n);
                 }
                 ctx.notes.push(SliceNote {
                     slice: name,
@@ -61,22 +61,26 @@ pub(crate) fn add_hints(ctx: &mut Ctx<'_>, capacity: &ZoneCapacity, strict: bool
 
     // Every ready endpoint being written starts hinted to its own zone.
     let mut missing_zone = None;
-    'assign: for s in ctx.set.to_create.iter_mut().chain(ctx.set.to_update.iter_mut()) {
-        let name = slice_name(s);
+    for s in ctx.set.to_create.iter_mut().chain(ctx.set.to_update.iter_mut()) {
+        let mut without_zone = None;
         for ep in s.endpoints.iter_mut().flatten() {
             if !endpoint_ready(ep) {
                 ep.hints = None;
                 continue;
             }
-            let Some(zone) = ep.zone.clone().filter(|z| !z.is_empty()) else {
-                missing_zone = Some(RemovalReason::EndpointWithoutZone {
-                    slice: name,
-                    address: first_address(ep),
-                });
-                break 'assign;
+            let Some(zone) = ep.zone.as_deref().filter(|z| !z.is_empty()) else {
+                without_zone = Some(first_address(ep));
+                break;
             };
-            *counts.entry(zone.clone()).or_insert(0) += 1;
-            ep.hints = Some(own_zone_hint(zone));
+            add_count(&mut counts, zone, 1);
+            set_zone_hint(ep, None);
+        }
+        if let Some(address) = without_zone {
+            missing_zone = Some(RemovalReason::EndpointWithoutZone {
+                slice: slice_name(s),
+                address,
+            });
+            break;
         }
     }
     if let Some(reason) = missing_zone {
@@ -109,13 +113,14 @@ pub(crate) fn add_hints(ctx: &mut Ctx<'_>, capacity: &ZoneCapacity, strict: bool
     let mut local: BTreeMap<&str, usize> = BTreeMap::new();
     let mut moved = Vec::new();
     for s in ctx.set.iter() {
+        let mut name = None;
         for ep in s.endpoints().iter().filter(|e| endpoint_ready(e)) {
             let own = ep.zone.as_deref().unwrap_or("");
             *local.entry(own).or_insert(0) += 1;
             for z in ep.hints.iter().flat_map(|h| h.for_zones.iter().flatten()) {
                 if z.name != own {
                     moved.push(HintMove {
-                        slice: slice_name(s),
+                        slice: name.get_or_insert_with(|| slice_name(s)).clone(),
                         address: first_address(ep),
                         from: own.to_owned(),
                         to: z.name.clone(),
@@ -156,16 +161,40 @@ fn own_zone_hint(zone: String) -> EndpointHints {
     }
 }
 
+/// Hints `ep` to zone `to`, or to its own zone when `to` is `None`: `forZones: [{name}]` and
+/// nothing else. Hints that already say exactly that are left as they are.
+fn set_zone_hint(ep: &mut svcnet_model::Endpoint, to: Option<&str>) {
+    let Some(zone) = to.or(ep.zone.as_deref()) else {
+        return;
+    };
+    let already = ep.hints.as_ref().is_some_and(|h| {
+        h.for_nodes.is_none() && matches!(h.for_zones.as_deref(), Some([only]) if only.name == zone)
+    });
+    if !already {
+        ep.hints = Some(own_zone_hint(zone.to_owned()));
+    }
+}
+
+/// Adds `n` to the count of `zone`, allocating its name only the first time.
+fn add_count(counts: &mut BTreeMap<String, usize>, zone: &str, n: usize) {
+    match counts.get_mut(zone) {
+        Some(c) => *c += n,
+        None => {
+            counts.insert(zone.to_owned(), n);
+        }
+    }
+}
+
 /// The hints per zone of an unchanged slice, or why the slice must be rewritten: a ready
 /// endpoint without a zone hint, a hint to a zone without CPU, or a zone pushed over its
 /// maximum by this slice (strict mode: also several zone hints on one endpoint).
-fn existing_hints(
-    s: &EndpointSlice,
+fn existing_hints<'s>(
+    s: &'s EndpointSlice,
     counted: &BTreeMap<String, usize>,
     allocations: &Allocations,
     strict: bool,
-) -> Result<BTreeMap<String, usize>, SliceReason> {
-    let mut by_zone: BTreeMap<String, usize> = BTreeMap::new();
+) -> Result<BTreeMap<&'s str, usize>, SliceReason> {
+    let mut by_zone: BTreeMap<&str, usize> = BTreeMap::new();
     for ep in s.endpoints().iter().filter(|e| endpoint_ready(e)) {
         let zones = ep
             .hints
@@ -189,15 +218,15 @@ fn existing_hints(
                     zone: z.name.clone(),
                 });
             }
-            *by_zone.entry(z.name.clone()).or_insert(0) += 1;
+            *by_zone.entry(z.name.as_str()).or_insert(0) += 1;
         }
     }
     for (zone, n) in &by_zone {
-        let hinted = n + counted.get(zone).copied().unwrap_or(0);
-        let maximum = allocations.get(zone).map_or(0, |a| a.maximum);
+        let hinted = n + counted.get(*zone).copied().unwrap_or(0);
+        let maximum = allocations.get(*zone).map_or(0, |a| a.maximum);
         if hinted > maximum {
             return Err(SliceReason::ZoneOverMaximum {
-                zone: zone.clone(),
+                zone: (*zone).to_owned(),
                 hinted,
                 maximum,
             });
@@ -268,10 +297,10 @@ fn redistribute(
             if giving.is_empty() || receiving.is_empty() {
                 return;
             }
-            let Some(zone) = ep.zone.clone().filter(|z| !z.is_empty()) else {
+            let Some(zone) = ep.zone.as_deref().filter(|z| !z.is_empty()) else {
                 continue;
             };
-            let Some(left) = giving.get_mut(&zone) else {
+            let Some(left) = giving.get_mut(zone) else {
                 continue;
             };
             let Some((to, room)) = receiving.iter_mut().next() else {
@@ -280,16 +309,16 @@ fn redistribute(
             let to = to.clone();
             *left -= 1;
             if *left == 0 {
-                giving.remove(&zone);
+                giving.remove(zone);
             }
             *room -= 1;
             if *room == 0 {
                 receiving.remove(&to);
             }
-            if let Some(c) = counts.get_mut(&zone) {
+            if let Some(c) = counts.get_mut(zone) {
                 *c = c.saturating_sub(1);
             }
-            *counts.entry(to.clone()).or_insert(0) += 1;
+            add_count(counts, &to, 1);
             ep.hints = Some(own_zone_hint(to));
         }
     }
@@ -638,6 +667,42 @@ mod tests {
         assert_eq!(r.zones["c"].hinted, 1);
         assert!(r.overloaded_zones.is_empty());
         assert_eq!(r.moved.len(), 1);
+    }
+
+    /// Kubernetes raises each target to its minimum, so targets can add up to more than the
+    /// endpoints: 8 endpoints, CPU 20% / 20% / 60%, endpoints 0 / 1 / 7.
+    #[test]
+    fn kubernetes_can_leave_a_zone_over_its_maximum_and_strict_mode_does_not() {
+        let cap = ZoneCapacity::from_zone_cpu([("a", 100), ("b", 100), ("c", 300)]);
+        let set = || SliceSet::existing(vec![slice("s", zones(&[("b", 1), ("c", 7)]))]);
+        let hinted = |out: &HintsOutcome| {
+            let r = report(out);
+            ["a", "b", "c"].map(|z| r.zones[z].hinted)
+        };
+        let k8s = auto(set(), &cap, false);
+        assert_eq!(hinted(&k8s), [2, 1, 5]);
+        assert_eq!(report(&k8s).zones["c"].allocation.maximum, 4);
+        assert_eq!(report(&k8s).overloaded_zones, ["b"]);
+        let strict = auto(set(), &cap, true);
+        assert_eq!(hinted(&strict), [2, 2, 4]);
+        assert!(report(&strict).overloaded_zones.is_empty());
+    }
+
+    /// Kubernetes hints endpoints of a zone without ready worker Nodes to that zone, where
+    /// they count for no allocation: CPU 50% / 50%, endpoints a 1, b 1, x 2.
+    #[test]
+    fn kubernetes_keeps_hints_to_a_zone_without_capacity_and_strict_mode_does_not() {
+        let cap = ZoneCapacity::from_zone_cpu([("a", 1), ("b", 1)]);
+        let set = || SliceSet::existing(vec![slice("s", zones(&[("a", 1), ("b", 1), ("x", 2)]))]);
+        let k8s = auto(set(), &cap, false);
+        let r = report(&k8s);
+        assert_eq!((r.zones["a"].hinted, r.zones["b"].hinted), (1, 1));
+        assert_eq!(r.zones_without_capacity["x"], 2);
+        assert_eq!(r.overloaded_zones, ["a", "b"]);
+        let strict = auto(set(), &cap, true);
+        let r = report(&strict);
+        assert_eq!((r.zones["a"].hinted, r.zones["b"].hinted), (2, 2));
+        assert!(r.zones_without_capacity.is_empty() && r.overloaded_zones.is_empty());
     }
 
     #[test]

@@ -142,8 +142,12 @@ impl ZoneCapacity {
                     // read as "no CPU" rather than subtracted.
                     Some(_) if cpu <= 0 => NodeDecision::NoCpu,
                     Some(zone) => {
-                        let sum = cpu_by_zone.entry(zone.to_owned()).or_insert(0);
-                        *sum = sum.saturating_add(cpu);
+                        match cpu_by_zone.get_mut(zone) {
+                            Some(sum) => *sum = sum.saturating_add(cpu),
+                            None => {
+                                cpu_by_zone.insert(zone.to_owned(), cpu);
+                            }
+                        }
                         NodeDecision::Counted {
                             zone: zone.to_owned(),
                             cpu_millis: cpu,

@@ -45,19 +45,85 @@ impl SliceSet {
 }
 
 /// Switches of hinting.
+///
+/// With the defaults, hints are what Kubernetes writes, including in the cases where
+/// Kubernetes keeps hints that leave a zone short (see [`HintsOptions::strict`]):
+///
+/// ```
+/// use svcnet_model::{EndpointSlice, Service};
+/// use svcnet_topology::*;
+///
+/// let svc: Service = serde_json::from_str(r#"{"metadata":{"name":"web","namespace":"shop",
+///     "annotations":{"service.kubernetes.io/topology-mode":"Auto"}}}"#).unwrap();
+/// // 10 ready endpoints: 5 in zone a, 5 in zone b, none in zone c.
+/// let endpoints: Vec<String> = (1..=10)
+///     .map(|i| format!(r#"{{"addresses":["10.0.0.{i}"],"conditions":{{"ready":true}},
+///         "zone":"{}"}}"#, if i <= 5 { "a" } else { "b" }))
+///     .collect();
+/// let slice: EndpointSlice = serde_json::from_str(&format!(r#"{{"metadata":{{"name":"web-1",
+///     "namespace":"shop"}},"addressType":"IPv4","endpoints":[{}]}}"#, endpoints.join(",")))
+///     .unwrap();
+/// // Zone c has ready worker Nodes with 9% of the CPU.
+/// let cap = ZoneCapacity::from_zone_cpu([("a", 455), ("b", 455), ("c", 90)]);
+/// let hint = |strict| {
+///     let opts = HintsOptions { strict, ..Default::default() };
+///     reconcile_hints(&svc, "IPv4", SliceSet::existing(vec![slice.clone()]), &cap, false, &opts)
+/// };
+///
+/// // Kubernetes: a and b have 0.45 endpoint to spare each, less than half, so nothing
+/// // moves; the hints are kept, zone c gets none, and the report names it.
+/// let Decision::Hinted(k8s) = hint(false).decision else { panic!() };
+/// assert_eq!(k8s.zones["c"].hinted, 0);
+/// assert_eq!(k8s.overloaded_zones, ["c"]);
+///
+/// // Strict: one endpoint of zone a is hinted to zone c, which reaches its minimum.
+/// let Decision::Hinted(strict) = hint(true).decision else { panic!() };
+/// assert_eq!((strict.zones["a"].hinted, strict.zones["c"].hinted), (4, 1));
+/// assert!(strict.overloaded_zones.is_empty());
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HintsOptions {
     /// The PreferSameTrafficDistribution feature: accept `PreferSameZone` and `PreferSameNode`.
     /// On by default.
     pub prefer_same_traffic_distribution: bool,
-    /// Off by default (Kubernetes' behaviour). Kubernetes stops moving hints when no zone has
-    /// half an endpoint to spare, which can leave a zone with fewer hinted endpoints than its
-    /// minimum (even none) while keeping hints; strict mode keeps moving hints until every
-    /// zone has its minimum, or removes all hints when that is impossible; it hints endpoints
-    /// of zones without ready worker Nodes to zones that have some (Kubernetes hints them to
-    /// their own zone, then rewrites the slice on every sync); and it keeps an existing slice
-    /// only when each ready endpoint has exactly one zone hint.
+    /// Off by default: hints are assigned exactly as Kubernetes assigns them. Then two
+    /// properties one would expect of topology-aware hints do not always hold:
+    ///
+    /// - every zone with ready worker Nodes gets at least one hinted endpoint;
+    /// - every such zone gets between its minimum and its maximum ([`ZoneAllocation`]: the
+    ///   minimum is ⌈CPU share × ready endpoints ÷ 1.2⌉, so no endpoint carries more than 20%
+    ///   above an even share).
+    ///
+    /// Kubernetes keeps the hints anyway in these cases (the [`AutoReport`] names the zones left
+    /// below their minimum in `overloaded_zones`, and hints to zones without CPU in
+    /// `zones_without_capacity`):
+    ///
+    /// 1. **Redistribution stops at fractions.** Endpoints move one at a time from the zone
+    ///    furthest above its target to the zone furthest below it, and the moving stops as
+    ///    soon as either gap is under half an endpoint (or both are under one). CPU a 45.5%,
+    ///    b 45.5%, c 9%; 10 ready endpoints, 5 in a and 5 in b: targets 4.55, 4.55 and 1 (c's
+    ///    0.9 raised to its minimum); a and b each have 0.45 to spare, so nothing moves and
+    ///    zone c gets **no** endpoint (the example above). Proxies in zone c find no endpoint
+    ///    hinted to their zone, ignore the hints and use every endpoint.
+    /// 2. **Targets raised to minimums add up to more than the endpoints**, so no surplus
+    ///    covers every deficit. CPU a 20%, b 20%, c 60%; 8 ready endpoints, 1 in b and 7 in c:
+    ///    targets 2, 2 and 4.8, minimums = maximums 2, 2 and 4. Two endpoints move from c to a,
+    ///    then c has 0.2 to spare and the moving stops: a 2, **b 1** (below its minimum 2),
+    ///    **c 5** (above its maximum 4).
+    /// 3. **Endpoints in a zone without ready worker Nodes** (its Nodes not ready, control
+    ///    plane only, or no Node carrying that zone) are hinted to their own zone, which takes
+    ///    part in no allocation: they neither move nor count. CPU a 50%, b 50%; ready
+    ///    endpoints 1 in a, 1 in b, 2 in zone x: minimums 2 and 2, yet **a and b keep 1
+    ///    each**. A hint to x does not let an unchanged slice keep its hints, so every later
+    ///    sync rewrites the slice, with the same result.
+    ///
+    /// Strict mode (`true`) keeps moving hints until every zone with CPU has its minimum
+    /// (none above its maximum), or removes every hint ([`RemovalReason::BelowMinimum`]) when
+    /// unchanged slices pin too many hints for that; it hints endpoints of zones without
+    /// ready worker Nodes to the zone furthest below its target; and it keeps an existing
+    /// slice only when each ready endpoint has exactly one zone hint. In the three examples
+    /// it gives a 4 b 5 c 1; a 2 b 2 c 4; and a 2 b 2.
     pub strict: bool,
 }
 
@@ -531,19 +597,20 @@ fn needs_update(ep: &Endpoint, node_hints: bool) -> Option<SliceReason> {
         .as_ref()
         .and_then(|h| h.for_nodes.as_deref())
         .unwrap_or(&[]);
-    let address = first_address(ep);
+    // The address is copied only for a slice that needs rewriting.
+    let address = || first_address(ep);
     match &ep.zone {
         Some(z) if zones.len() != 1 || zones.first().is_none_or(|f| &f.name != z) => {
-            return Some(SliceReason::HintMissingOrWrong { address });
+            return Some(SliceReason::HintMissingOrWrong { address: address() });
         }
-        None if !zones.is_empty() => return Some(SliceReason::StaleHint { address }),
+        None if !zones.is_empty() => return Some(SliceReason::StaleHint { address: address() }),
         _ => {}
     }
     match ep.node_name.as_ref().filter(|_| node_hints) {
         Some(n) if nodes.len() != 1 || nodes.first().is_none_or(|f| &f.name != n) => {
-            Some(SliceReason::HintMissingOrWrong { address })
+            Some(SliceReason::HintMissingOrWrong { address: address() })
         }
-        None if !nodes.is_empty() => Some(SliceReason::StaleHint { address }),
+        None if !nodes.is_empty() => Some(SliceReason::StaleHint { address: address() }),
         _ => None,
     }
 }

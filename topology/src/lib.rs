@@ -9,10 +9,9 @@
 //!  Service ─────────────────┼─▶ reconcile_hints ──▶ slices with hints + events + reasons
 //!  EndpointSlices ──────────┘         (controller side: topology-mode Auto, trafficDistribution)
 //!
-//!  EndpointSlices ──▶ EndpointTable (per node, per family) ─┐
-//!  Service ──▶ PortPolicy ───────────────────────────────────┼─▶ categorize ──▶ Selection
-//!  Node ──▶ NodeTopology ────────────────────────────────────┘   (proxy side: cluster, local,
-//!                                                                  all reachable, has any)
+//!  EndpointSlices ──▶ SliceIndex (once) ─┐
+//!  Services ──▶ PortPolicy ───────────────┼─▶ NodeView (per node) ──▶ categorize ──▶ Selection
+//!  Node ──▶ NodeTopology ─────────────────┘     (proxy side: cluster, local, all reachable, has any)
 //! ```
 //!
 //! - **Controller side** ([`reconcile_hints`]): for a Service annotated
@@ -25,7 +24,8 @@
 //!   count caused it, and which event Kubernetes records. With `spec.trafficDistribution`
 //!   (`PreferClose`, `PreferSameZone`, `PreferSameNode`) each ready endpoint is hinted to its
 //!   own zone (and node). The annotation wins when both are set.
-//! - **Proxy side** ([`categorize`], [`NodeView`]): what kube-proxy on one node uses for each
+//! - **Proxy side** ([`SliceIndex`], [`NodeView`], [`categorize`]): what kube-proxy on one
+//!   node uses for each
 //!   service port: cluster endpoints (narrowed by node or zone hints only when every ready
 //!   endpoint carries one and one matches), local endpoints under a `Local` traffic policy,
 //!   the fall back to serving-and-terminating endpoints, everything reachable, and whether the
@@ -37,6 +37,24 @@
 //! controller's one bit of memory (whether it populated a Service's hints) is an argument and
 //! a result. Where Kubernetes iterates a Go map (choosing which short zone an endpoint moves
 //! to), this crate takes zones in name order, so the same input always gives the same output.
+//!
+//! ## Kubernetes' hints, and strict mode
+//! By default hints are exactly Kubernetes' (`HintsOptions::default()`), and Kubernetes keeps
+//! hints that break two properties one would expect: *every zone with ready worker Nodes gets
+//! a hinted endpoint*, and *every such zone gets between its minimum and its maximum*
+//! ([`ZoneAllocation`]). Three cases, each with the smallest input we use to show it:
+//!
+//! | Kubernetes case | CPU per zone | ready endpoints | hinted |
+//! |---|---|---|---|
+//! | moving stops once no zone has half an endpoint to spare | a 45.5%, b 45.5%, c 9% | a 5, b 5 | a 5, b 5, **c 0** |
+//! | targets raised to minimums exceed the endpoints | a 20%, b 20%, c 60% | b 1, c 7 | a 2, **b 1** (min 2), **c 5** (max 4) |
+//! | endpoints in a zone without ready worker Nodes stay hinted there | a 50%, b 50% | a 1, b 1, x 2 | **a 1, b 1** (min 2), x 2 |
+//!
+//! The [`AutoReport`] of such a result names the short zones (`overloaded_zones`) and the
+//! hints to zones without CPU (`zones_without_capacity`), so a caller can see why hints were
+//! kept anyway: Kubernetes does not re-check after assigning. `HintsOptions { strict: true, .. }`
+//! keeps both properties (or removes every hint); [`HintsOptions::strict`] walks through each
+//! case.
 //!
 //! ## Example
 //! ```
@@ -62,7 +80,8 @@
 //! assert_eq!(report.moved[0].to, "b");
 //!
 //! // Proxy on node n2 in zone b: the endpoints hinted to b, not zone a's other two.
-//! let view = NodeView::build(&[svc], &out.slices.to_update, NodeTopology::new("n2", "b"),
+//! let services = [svc];
+//! let view = NodeView::build(&services, &out.slices.to_update, NodeTopology::new("n2", "b"),
 //!     SelectOptions::default());
 //! let (port, sel) = view.selections().next().unwrap();
 //! assert_eq!(port.name.to_string(), "shop/web");
@@ -76,6 +95,7 @@ mod capacity;
 mod error;
 mod event;
 mod hints;
+mod index;
 mod mechanism;
 mod proxy;
 mod select;
@@ -88,6 +108,7 @@ pub use hints::{
     AutoReport, Decision, HintMove, HintsOptions, HintsOutcome, RemovalReason, SliceNote, SliceReason,
     SliceSet, ZoneReport, reconcile_hints,
 };
+pub use index::SliceIndex;
 pub use mechanism::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, AnnotationSeen, Mechanism, MechanismChoice,
     TrafficDistribution, TrafficDistributionSeen, choose_mechanism,

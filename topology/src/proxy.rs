@@ -7,9 +7,10 @@ use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
 use serde::{Serialize, Serializer};
-use svcnet_model::{EndpointSlice, Node, Service, ServicePort};
+use svcnet_model::{EndpointSlice, ForNode, ForZone, Node, Service, ServicePort};
 
 use crate::capacity::node_zone_label;
+use crate::index::{SliceIndex, port_number, push_endpoints, sort_and_dedup};
 
 /// An IP family: which addresses a proxier handles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -36,7 +37,7 @@ impl IpFamily {
         if ip.is_ipv4() { IpFamily::V4 } else { IpFamily::V6 }
     }
 
-    fn parse(s: &str) -> Option<Self> {
+    pub(crate) fn parse(s: &str) -> Option<Self> {
         match s {
             "IPv4" => Some(IpFamily::V4),
             "IPv6" => Some(IpFamily::V6),
@@ -45,21 +46,22 @@ impl IpFamily {
     }
 }
 
-/// A service port as the proxy names it: namespace, Service, port name and protocol.
+/// A service port as the proxy names it: namespace, Service, port name and protocol, borrowed
+/// from the Service (or the EndpointSlice) it was read from.
 /// Displayed as kube-proxy prints it: `ns/name:port`, or `ns/name` for an unnamed port.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ServicePortName {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ServicePortName<'a> {
     /// The namespace.
-    pub namespace: String,
+    pub namespace: &'a str,
     /// The Service's name.
-    pub name: String,
+    pub name: &'a str,
     /// The port's name (empty for a single unnamed port).
-    pub port: String,
+    pub port: &'a str,
     /// `TCP`, `UDP` or `SCTP`.
-    pub protocol: String,
+    pub protocol: &'a str,
 }
 
-impl fmt::Display for ServicePortName {
+impl fmt::Display for ServicePortName<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.namespace, self.name)?;
         if !self.port.is_empty() {
@@ -69,24 +71,25 @@ impl fmt::Display for ServicePortName {
     }
 }
 
-impl Serialize for ServicePortName {
+impl Serialize for ServicePortName<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
     }
 }
 
-/// One endpoint as the proxy on a node sees it (kube-proxy's `BaseEndpointInfo`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+/// One endpoint as the proxy on a node sees it (kube-proxy's `BaseEndpointInfo`). Its text
+/// fields borrow from the EndpointSlice it was read from, so building one allocates nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ProxyEndpoint {
+pub struct ProxyEndpoint<'a> {
     /// The first address of the slice endpoint.
     pub ip: IpAddr,
     /// The slice's port number.
     pub port: u16,
     /// The node hosting it, when known.
-    pub node_name: Option<String>,
+    pub node_name: Option<&'a str>,
     /// Its zone, when known.
-    pub zone: Option<String>,
+    pub zone: Option<&'a str>,
     /// Whether it runs on this proxy's node.
     pub is_local: bool,
     /// Ready (unknown reads as ready).
@@ -95,20 +98,42 @@ pub struct ProxyEndpoint {
     pub serving: bool,
     /// Terminating (unknown reads as not terminating).
     pub terminating: bool,
-    /// Zones named by `hints.forZones`, sorted, without duplicates.
-    pub zone_hints: Vec<String>,
-    /// Nodes named by `hints.forNodes` (read only with PreferSameTrafficDistribution).
-    pub node_hints: Vec<String>,
+    /// Zones named by `hints.forZones`, as the slice lists them (duplicates are harmless:
+    /// only "none" and "names this zone" matter). Serialized as a list of names.
+    #[serde(serialize_with = "zone_names")]
+    pub zone_hints: &'a [ForZone],
+    /// Nodes named by `hints.forNodes`, as the slice lists them (read only with
+    /// PreferSameTrafficDistribution; empty otherwise). Serialized as a list of names.
+    #[serde(serialize_with = "node_names")]
+    pub node_hints: &'a [ForNode],
 }
 
-impl ProxyEndpoint {
+fn zone_names<S: Serializer>(v: &&[ForZone], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(|z| z.name.as_str()))
+}
+
+fn node_names<S: Serializer>(v: &&[ForNode], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(|n| n.name.as_str()))
+}
+
+impl ProxyEndpoint<'_> {
     /// `IP:port` (`[IPv6]:port`): the proxy's identity of the endpoint.
     pub fn addr(&self) -> SocketAddr {
         SocketAddr::new(self.ip, self.port)
     }
+
+    /// Whether a zone hint names `zone`.
+    pub fn hinted_to_zone(&self, zone: &str) -> bool {
+        self.zone_hints.iter().any(|z| z.name == zone)
+    }
+
+    /// Whether a node hint names `node`.
+    pub fn hinted_to_node(&self, node: &str) -> bool {
+        self.node_hints.iter().any(|n| n.name == node)
+    }
 }
 
-impl fmt::Display for ProxyEndpoint {
+impl fmt::Display for ProxyEndpoint<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.addr())
     }
@@ -167,146 +192,58 @@ pub struct Ignored {
     pub why: &'static str,
 }
 
-/// Every service port's endpoints for one node and one IP family.
+/// Every service port's endpoints for one node and one IP family, borrowed from the slices.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct EndpointTable {
-    ports: BTreeMap<ServicePortName, Vec<ProxyEndpoint>>,
+pub struct EndpointTable<'a> {
+    ports: BTreeMap<ServicePortName<'a>, Vec<ProxyEndpoint<'a>>>,
     /// Slices, ports and endpoints left out, with the reason.
     pub ignored: Vec<Ignored>,
 }
 
-impl EndpointTable {
+impl<'a> EndpointTable<'a> {
     /// Builds the table as kube-proxy's `EndpointSliceCache` does for the proxier of `family`
     /// on node `node_name`: slices need a `kubernetes.io/service-name` label, a namespace and a
     /// name and the family's address type; ports need a name and a non-zero number; endpoints
     /// need an address of the family. Endpoints are keyed by `IP:port` (a duplicate local copy
     /// wins over a remote one) and sorted by that text. Slices are read in name order.
     pub fn build(
-        slices: &[EndpointSlice],
+        slices: &'a [EndpointSlice],
         node_name: &str,
         family: IpFamily,
         options: &SelectOptions,
     ) -> Self {
-        let mut table = EndpointTable::default();
-        let mut ordered: Vec<&EndpointSlice> = slices.iter().collect();
-        ordered.sort_by(|a, b| {
-            (a.metadata.namespace(), a.metadata.name()).cmp(&(b.metadata.namespace(), b.metadata.name()))
-        });
-        let mut by_port: BTreeMap<ServicePortName, BTreeMap<String, ProxyEndpoint>> = BTreeMap::new();
-        for s in ordered {
-            if s.address_type != family.as_str() {
-                continue;
-            }
-            let id = format!("{}/{}", s.metadata.namespace(), s.metadata.name());
-            let Some(service) = s.service_name().filter(|n| !n.is_empty()) else {
-                table.ignore(&id, "", "no kubernetes.io/service-name label");
-                continue;
-            };
-            if s.metadata.namespace().is_empty() || s.metadata.name().is_empty() {
-                table.ignore(&id, "", "no name or namespace");
-                continue;
-            }
-            for p in s.ports() {
-                let Some(port_name) = p.name.as_ref() else {
-                    table.ignore(&id, &format!("port {:?}", p.port), "port without a name");
+        let index = SliceIndex::build(slices);
+        let mut ports: BTreeMap<ServicePortName<'a>, Vec<ProxyEndpoint<'a>>> = BTreeMap::new();
+        for (service, slice, ips) in index.slices(family) {
+            for p in slice.ports() {
+                let (Some(port), Some(number)) = (p.name.as_deref(), port_number(p)) else {
                     continue;
                 };
-                let number = match p.port.map(u16::try_from) {
-                    Some(Ok(n)) if n != 0 => n,
-                    _ => {
-                        table.ignore(&id, &format!("port {port_name:?}"), "port without a valid number");
-                        continue;
-                    }
+                let name = ServicePortName {
+                    namespace: service.0,
+                    name: service.1,
+                    port,
+                    protocol: p.protocol.as_deref().unwrap_or("TCP"),
                 };
-                let spn = ServicePortName {
-                    namespace: s.metadata.namespace().to_owned(),
-                    name: service.to_owned(),
-                    port: port_name.clone(),
-                    protocol: p.protocol.clone().unwrap_or_else(|| "TCP".to_owned()),
-                };
-                let set = by_port.entry(spn).or_default();
-                for ep in s.endpoints() {
-                    let Some(first) = ep.addresses.first() else {
-                        table.ignore(&id, "", "endpoint without addresses");
-                        continue;
-                    };
-                    let Ok(ip) = first.parse::<IpAddr>() else {
-                        table.ignore(&id, first, "address is not an IP");
-                        continue;
-                    };
-                    if IpFamily::of(ip) != family {
-                        table.ignore(&id, first, "address of the other IP family");
-                        continue;
-                    }
-                    let is_local = !node_name.is_empty() && ep.node_name.as_deref() == Some(node_name);
-                    let hints = ep.hints.as_ref();
-                    let mut zone_hints: Vec<String> = hints
-                        .and_then(|h| h.for_zones.as_ref())
-                        .into_iter()
-                        .flatten()
-                        .map(|z| z.name.clone())
-                        .collect();
-                    zone_hints.sort();
-                    zone_hints.dedup();
-                    let mut node_hints: Vec<String> = if options.node_hints {
-                        hints
-                            .and_then(|h| h.for_nodes.as_ref())
-                            .into_iter()
-                            .flatten()
-                            .map(|n| n.name.clone())
-                            .collect()
-                    } else {
-                        Vec::new()
-                    };
-                    node_hints.sort();
-                    node_hints.dedup();
-                    let pe = ProxyEndpoint {
-                        ip,
-                        port: number,
-                        node_name: ep.node_name.clone(),
-                        zone: ep.zone.clone(),
-                        is_local,
-                        ready: ep.conditions.ready.unwrap_or(true),
-                        serving: ep.conditions.serving.unwrap_or(true),
-                        terminating: ep.conditions.terminating.unwrap_or(false),
-                        zone_hints,
-                        node_hints,
-                    };
-                    let key = pe.to_string();
-                    if is_local || !set.contains_key(&key) {
-                        set.insert(key, pe);
-                    }
-                }
+                let list = ports.entry(name).or_default();
+                push_endpoints(list, node_name, *options, slice, ips, number);
             }
         }
-        for (spn, set) in by_port {
-            if !set.is_empty() {
-                table.ports.insert(spn, set.into_values().collect());
-            }
-        }
-        table
-    }
-
-    fn ignore(&mut self, slice: &str, what: &str, why: &'static str) {
-        self.ignored.push(Ignored {
-            slice: slice.to_owned(),
-            what: what.to_owned(),
-            why,
+        ports.retain(|_, list| {
+            sort_and_dedup(list, 0);
+            !list.is_empty()
         });
+        let ignored = index.ignored_of(family).cloned().collect();
+        EndpointTable { ports, ignored }
     }
 
     /// The endpoints of a service port, sorted by `IP:port` text; empty when it has none.
-    pub fn get(&self, port: &ServicePortName) -> &[ProxyEndpoint] {
+    pub fn get(&self, port: &ServicePortName<'a>) -> &[ProxyEndpoint<'a>] {
         self.ports.get(port).map_or(&[], Vec::as_slice)
     }
 
-    /// Removes and returns the endpoints of a service port.
-    pub fn take(&mut self, port: &ServicePortName) -> Option<Vec<ProxyEndpoint>> {
-        self.ports.remove(port)
-    }
-
     /// Every service port with endpoints.
-    pub fn iter(&self) -> impl Iterator<Item = (&ServicePortName, &[ProxyEndpoint])> {
+    pub fn iter(&self) -> impl Iterator<Item = (&ServicePortName<'a>, &[ProxyEndpoint<'a>])> {
         self.ports.iter().map(|(k, v)| (k, v.as_slice()))
     }
 }
@@ -374,26 +311,45 @@ impl PortPolicy {
 }
 
 /// The IP families a proxy handles a Service in: `spec.ipFamilies`, else the families of its
-/// cluster IPs, else IPv4.
-pub(crate) fn service_families(service: &Service) -> Vec<IpFamily> {
-    let mut out: Vec<IpFamily> = service
-        .spec()
-        .ip_families
-        .iter()
-        .flatten()
-        .filter_map(|f| IpFamily::parse(f))
-        .collect();
-    if out.is_empty() {
-        out = service
-            .cluster_ip_addrs()
-            .unwrap_or_default()
-            .into_iter()
-            .map(IpFamily::of)
-            .collect();
+/// cluster IPs, else IPv4; a family repeated right after itself counts once.
+pub(crate) fn service_families(service: &Service) -> Families {
+    let mut out = Families::default();
+    for f in service.spec().ip_families.iter().flatten() {
+        if let Some(f) = IpFamily::parse(f) {
+            out.push(f);
+        }
     }
-    if out.is_empty() {
+    if out.iter().next().is_none() {
+        for ip in service.cluster_ip_addrs().unwrap_or_default() {
+            out.push(IpFamily::of(ip));
+        }
+    }
+    if out.iter().next().is_none() {
         out.push(IpFamily::V4);
     }
-    out.dedup();
     out
+}
+
+/// A short list of families, on the stack unless a (malformed) Service names more than two.
+#[derive(Debug, Default)]
+pub(crate) struct Families {
+    head: [Option<IpFamily>; 2],
+    tail: Vec<IpFamily>,
+}
+
+impl Families {
+    fn push(&mut self, f: IpFamily) {
+        if self.iter().last() == Some(f) {
+            return;
+        }
+        match self.head.iter_mut().find(|s| s.is_none()) {
+            Some(slot) => *slot = Some(f),
+            None => self.tail.push(f),
+        }
+    }
+
+    /// The families in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = IpFamily> + '_ {
+        self.head.iter().flatten().chain(&self.tail).copied()
+    }
 }

@@ -3,13 +3,14 @@
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
+use std::ops::Range;
 
 use serde::Serialize;
 use svcnet_model::{EndpointSlice, Service};
 
+use crate::index::SliceIndex;
 use crate::proxy::{
-    EndpointTable, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName,
-    service_families,
+    IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName, service_families,
 };
 
 /// How hints narrowed the cluster endpoints.
@@ -28,19 +29,19 @@ pub enum TopologyMode {
 ///
 /// Unlike kube-proxy, which returns nil lists when a service port has no endpoints, a list
 /// the service port uses is always `Some` (possibly empty); `None` means "not used".
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// Serialized with `allReachable` beside the fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selection<'a> {
     /// Endpoints for Cluster-policy traffic (topology applied); `None` when the service port
     /// never uses Cluster policy.
-    pub cluster: Option<Vec<&'a ProxyEndpoint>>,
+    pub cluster: Option<Vec<&'a ProxyEndpoint<'a>>>,
     /// Endpoints on this node for Local-policy traffic (topology never applied); `None` when the
     /// service port never uses Local policy.
-    pub local: Option<Vec<&'a ProxyEndpoint>>,
-    /// The union of both: everything this node may send traffic to.
-    pub all_reachable: Vec<&'a ProxyEndpoint>,
+    pub local: Option<Vec<&'a ProxyEndpoint<'a>>>,
+    /// Which list [`Selection::all_reachable`] is.
+    reach: Reach<'a>,
     /// Whether the service port has a usable endpoint anywhere in the cluster (it may be true
-    /// while `all_reachable` is empty, e.g. under a Local policy with only remote endpoints).
+    /// while `all_reachable()` is empty, e.g. under a Local policy with only remote endpoints).
     pub has_any: bool,
     /// How hints narrowed `cluster`.
     pub topology: TopologyMode,
@@ -48,6 +49,44 @@ pub struct Selection<'a> {
     pub cluster_terminating_fallback: bool,
     /// `local` holds serving-and-terminating endpoints because no local ready one exists.
     pub local_terminating_fallback: bool,
+}
+
+/// Where a [`Selection`]'s union lives: usually it is one of the two lists, so it is not
+/// copied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Reach<'a> {
+    Nothing,
+    Cluster,
+    Local,
+    Union(Vec<&'a ProxyEndpoint<'a>>),
+}
+
+impl<'a> Selection<'a> {
+    /// The union of `cluster` and `local`: everything this node may send traffic to, in the
+    /// endpoints' order.
+    pub fn all_reachable(&self) -> &[&'a ProxyEndpoint<'a>] {
+        match &self.reach {
+            Reach::Nothing => &[],
+            Reach::Cluster => self.cluster.as_deref().unwrap_or(&[]),
+            Reach::Local => self.local.as_deref().unwrap_or(&[]),
+            Reach::Union(v) => v,
+        }
+    }
+}
+
+impl Serialize for Selection<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Selection", 7)?;
+        st.serialize_field("cluster", &self.cluster)?;
+        st.serialize_field("local", &self.local)?;
+        st.serialize_field("allReachable", self.all_reachable())?;
+        st.serialize_field("hasAny", &self.has_any)?;
+        st.serialize_field("topology", &self.topology)?;
+        st.serialize_field("clusterTerminatingFallback", &self.cluster_terminating_fallback)?;
+        st.serialize_field("localTerminatingFallback", &self.local_terminating_fallback)?;
+        st.end()
+    }
 }
 
 /// Splits a service port's endpoints into cluster, local and reachable ones for `node`:
@@ -60,20 +99,22 @@ pub struct Selection<'a> {
 /// - all reachable: the union.
 ///
 /// ```
+/// use svcnet_model::ForZone;
 /// use svcnet_topology::{NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, categorize};
-/// let ep = |ip: &str, zone: &str| ProxyEndpoint {
-///     ip: ip.parse().unwrap(), port: 80, node_name: None, zone: Some(zone.into()),
+/// let zones = [ForZone { name: "a".into() }, ForZone { name: "b".into() }];
+/// let ep = |ip: &str, z: usize| ProxyEndpoint {
+///     ip: ip.parse().unwrap(), port: 80, node_name: None, zone: Some(zones[z].name.as_str()),
 ///     is_local: false, ready: true, serving: true, terminating: false,
-///     zone_hints: vec![zone.into()], node_hints: vec![],
+///     zone_hints: &zones[z..=z], node_hints: &[],
 /// };
-/// let eps = [ep("10.0.0.1", "a"), ep("10.0.0.2", "b")];
+/// let eps = [ep("10.0.0.1", 0), ep("10.0.0.2", 1)];
 /// let sel = categorize(&eps, &PortPolicy::default(), &NodeTopology::new("n1", "b"),
 ///     &SelectOptions::default());
 /// assert_eq!(sel.cluster.unwrap()[0].to_string(), "10.0.0.2:80");
 /// assert!(sel.local.is_none() && sel.has_any);
 /// ```
 pub fn categorize<'a>(
-    endpoints: &'a [ProxyEndpoint],
+    endpoints: &'a [ProxyEndpoint<'a>],
     policy: &PortPolicy,
     node: &NodeTopology,
     options: &SelectOptions,
@@ -83,7 +124,7 @@ pub fn categorize<'a>(
     let mut sel = Selection {
         cluster: uses_cluster.then(Vec::new),
         local: uses_local.then(Vec::new),
-        all_reachable: Vec::new(),
+        reach: Reach::Nothing,
         has_any: false,
         topology: TopologyMode::None,
         cluster_terminating_fallback: false,
@@ -92,7 +133,7 @@ pub fn categorize<'a>(
     if endpoints.is_empty() {
         return sel;
     }
-    let fallback = |e: &&ProxyEndpoint| e.serving && e.terminating;
+    let fallback = |e: &&ProxyEndpoint<'_>| e.serving && e.terminating;
     if let Some(cluster) = sel.cluster.as_mut() {
         let mode = topology_mode(endpoints, node, options);
         sel.topology = mode;
@@ -111,47 +152,61 @@ pub fn categorize<'a>(
             sel.local_terminating_fallback = !local.is_empty();
         }
     }
-    sel.all_reachable = match (&sel.cluster, &sel.local) {
-        (Some(c), None) => c.clone(),
-        (None, Some(l)) => l.clone(),
-        (Some(c), Some(_)) if sel.topology == TopologyMode::None && !sel.local_terminating_fallback => {
-            c.clone()
+    sel.reach = match (&sel.cluster, &sel.local) {
+        (Some(_), None) => Reach::Cluster,
+        (None, Some(_)) => Reach::Local,
+        // Untouched by topology, cluster holds every ready endpoint, local ones included.
+        (Some(_), Some(_)) if sel.topology == TopologyMode::None && !sel.local_terminating_fallback => {
+            Reach::Cluster
         }
         (Some(c), Some(l)) => {
             let chosen: BTreeSet<SocketAddr> = c.iter().chain(l.iter()).map(|e| e.addr()).collect();
             let mut seen = BTreeSet::new();
-            endpoints
-                .iter()
-                .filter(|e| chosen.contains(&e.addr()) && seen.insert(e.addr()))
-                .collect()
+            Reach::Union(
+                endpoints
+                    .iter()
+                    .filter(|e| chosen.contains(&e.addr()) && seen.insert(e.addr()))
+                    .collect(),
+            )
         }
-        (None, None) => Vec::new(),
+        (None, None) => Reach::Nothing,
     };
     sel
 }
 
-fn topology_mode(endpoints: &[ProxyEndpoint], node: &NodeTopology, options: &SelectOptions) -> TopologyMode {
+fn topology_mode(
+    endpoints: &[ProxyEndpoint<'_>],
+    node: &NodeTopology,
+    options: &SelectOptions,
+) -> TopologyMode {
     let mut any_ready = false;
     let mut all_node_hints = true;
     let mut for_node = false;
     let mut all_zone_hints = true;
     let mut for_zone = false;
+    let read_node_hints = options.node_hints;
     for e in endpoints.iter().filter(|e| e.ready) {
         any_ready = true;
-        if e.node_hints.is_empty() {
-            all_node_hints = false;
-        } else if e.node_hints.contains(&node.name) {
-            for_node = true;
+        // Once a mode is ruled out, or known to name this node or zone, only the "every
+        // ready endpoint has hints" half still needs looking at.
+        if read_node_hints && all_node_hints {
+            if e.node_hints.is_empty() {
+                all_node_hints = false;
+            } else if !for_node && e.hinted_to_node(&node.name) {
+                for_node = true;
+            }
         }
-        if e.zone_hints.is_empty() {
-            all_zone_hints = false;
-        } else if e.zone_hints.contains(&node.zone) {
-            for_zone = true;
+        if all_zone_hints {
+            if e.zone_hints.is_empty() {
+                all_zone_hints = false;
+            } else if !for_zone && e.hinted_to_zone(&node.zone) {
+                for_zone = true;
+            }
         }
     }
     if !any_ready {
         TopologyMode::None
-    } else if options.node_hints && all_node_hints && for_node {
+    } else if read_node_hints && all_node_hints && for_node {
         TopologyMode::PreferSameNode
     } else if all_zone_hints && for_zone {
         TopologyMode::PreferSameZone
@@ -160,20 +215,21 @@ fn topology_mode(endpoints: &[ProxyEndpoint], node: &NodeTopology, options: &Sel
     }
 }
 
-fn available(e: &ProxyEndpoint, mode: TopologyMode, node: &NodeTopology) -> bool {
+fn available(e: &ProxyEndpoint<'_>, mode: TopologyMode, node: &NodeTopology) -> bool {
     match mode {
         TopologyMode::None => true,
-        TopologyMode::PreferSameNode => e.node_hints.contains(&node.name),
-        TopologyMode::PreferSameZone => e.zone_hints.contains(&node.zone),
+        TopologyMode::PreferSameNode => e.hinted_to_node(&node.name),
+        TopologyMode::PreferSameZone => e.hinted_to_zone(&node.zone),
     }
 }
 
-/// One service port of a [`NodeView`]: its name, family, policies and endpoints.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One service port of a [`NodeView`]: its name, family, policies and endpoints, borrowed
+/// from the view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct PortEndpoints {
+pub struct PortEndpoints<'a> {
     /// The service port.
-    pub name: ServicePortName,
+    pub name: ServicePortName<'a>,
     /// The Service port number.
     pub port: i32,
     /// The proxier's family.
@@ -181,92 +237,140 @@ pub struct PortEndpoints {
     /// The traffic policies.
     pub policy: PortPolicy,
     /// Its endpoints, sorted by `IP:port` text.
-    pub endpoints: Vec<ProxyEndpoint>,
+    pub endpoints: &'a [ProxyEndpoint<'a>],
 }
 
-/// Every service port a node's proxy handles, with its endpoints.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct NodeView {
+/// A service port of a view, with where its endpoints sit in the view's one list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PortEntry<'a> {
+    name: ServicePortName<'a>,
+    port: i32,
+    family: IpFamily,
+    policy: PortPolicy,
+    endpoints: Range<usize>,
+}
+
+/// Every service port a node's proxy handles, with its endpoints, borrowed from the Services
+/// and EndpointSlices it was built from. All endpoints live in one list; [`NodeView::ports`]
+/// hands out each service port's part of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeView<'a> {
     /// The node.
     pub node: NodeTopology,
     /// The options used.
     pub options: SelectOptions,
-    /// Service ports in Service input order, then port order, then family order.
-    pub ports: Vec<PortEndpoints>,
+    ports: Vec<PortEntry<'a>>,
+    endpoints: Vec<ProxyEndpoint<'a>>,
     /// Slice content left out, with the reason.
     pub ignored: Vec<crate::proxy::Ignored>,
 }
 
-impl NodeView {
+impl<'a> NodeView<'a> {
     /// Builds the view of `node` over these Services and EndpointSlices. ExternalName and
     /// headless Services are skipped, as the proxy skips them.
+    ///
+    /// The slices are indexed by Service once, so the cost grows with the number of slices
+    /// and service ports, not their product. To build the views of many nodes, index the
+    /// slices once with [`SliceIndex::build`] and use [`NodeView::from_index`].
     pub fn build(
-        services: &[Service],
-        slices: &[EndpointSlice],
+        services: &'a [Service],
+        slices: &'a [EndpointSlice],
         node: NodeTopology,
         options: SelectOptions,
     ) -> Self {
-        let mut tables: Vec<(IpFamily, EndpointTable)> = [IpFamily::V4, IpFamily::V6]
-            .into_iter()
-            .map(|f| (f, EndpointTable::build(slices, &node.name, f, &options)))
-            .collect();
-        let mut ports: Vec<PortEndpoints> = Vec::new();
-        // Where each service port's endpoints went, for the (invalid) case of a name seen twice.
-        let mut taken: std::collections::HashMap<(ServicePortName, IpFamily), usize> = Default::default();
+        Self::from_index(&SliceIndex::build(slices), services, node, options)
+    }
+
+    /// Builds the view of `node` over these Services and the slices of `index`: the same
+    /// view as [`NodeView::build`] over those slices.
+    pub fn from_index(
+        index: &SliceIndex<'a>,
+        services: &'a [Service],
+        node: NodeTopology,
+        options: SelectOptions,
+    ) -> Self {
+        let mut ports: Vec<PortEntry<'a>> = Vec::with_capacity(services.len());
+        let mut endpoints: Vec<ProxyEndpoint<'a>> = Vec::with_capacity(index.endpoint_count());
         for svc in services {
             if svc.type_() == "ExternalName" || svc.is_headless() {
                 continue;
             }
             let families = service_families(svc);
+            let (namespace, service) = (svc.metadata.namespace(), svc.metadata.name());
             for p in svc.spec().ports() {
-                for &family in &families {
-                    let Some((_, table)) = tables.iter_mut().find(|(f, _)| *f == family) else {
-                        continue;
-                    };
+                for family in families.iter() {
                     let name = ServicePortName {
-                        namespace: svc.metadata.namespace().to_owned(),
-                        name: svc.metadata.name().to_owned(),
-                        port: p.name().to_owned(),
-                        protocol: p.protocol().to_owned(),
+                        namespace,
+                        name: service,
+                        port: p.name(),
+                        protocol: p.protocol(),
                     };
-                    let endpoints = match table.take(&name) {
-                        Some(v) => v,
-                        None => taken
-                            .get(&(name.clone(), family))
-                            .and_then(|&i| ports.get(i))
-                            .map(|p| p.endpoints.clone())
-                            .unwrap_or_default(),
-                    };
-                    taken.entry((name.clone(), family)).or_insert(ports.len());
-                    ports.push(PortEndpoints {
+                    let start = endpoints.len();
+                    index.extend_endpoints(
+                        &mut endpoints,
+                        &node.name,
+                        options,
+                        namespace,
+                        service,
+                        name.port,
+                        name.protocol,
+                        family,
+                    );
+                    ports.push(PortEntry {
                         policy: PortPolicy::for_port(svc, p, family),
                         name,
                         port: p.port,
                         family,
-                        endpoints,
+                        endpoints: start..endpoints.len(),
                     });
                 }
             }
         }
-        let ignored = tables.into_iter().flat_map(|(_, t)| t.ignored).collect();
         NodeView {
             node,
             options,
             ports,
-            ignored,
+            endpoints,
+            ignored: index.ignored().cloned().collect(),
         }
     }
 
+    /// Service ports in Service input order, then port order, then family order.
+    pub fn ports(&self) -> impl ExactSizeIterator<Item = PortEndpoints<'_>> + Clone {
+        self.ports.iter().map(|p| PortEndpoints {
+            name: p.name,
+            port: p.port,
+            family: p.family,
+            policy: p.policy,
+            endpoints: self.endpoints.get(p.endpoints.clone()).unwrap_or(&[]),
+        })
+    }
+
     /// Each service port with the endpoints this node uses for it.
-    pub fn selections(&self) -> impl Iterator<Item = (&PortEndpoints, Selection<'_>)> {
-        self.ports
-            .iter()
-            .map(|p| (p, categorize(&p.endpoints, &p.policy, &self.node, &self.options)))
+    pub fn selections(&self) -> impl Iterator<Item = (PortEndpoints<'_>, Selection<'_>)> {
+        self.ports().map(|p| {
+            let sel = categorize(p.endpoints, &p.policy, &self.node, &self.options);
+            (p, sel)
+        })
+    }
+}
+
+impl Serialize for NodeView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("NodeView", 4)?;
+        st.serialize_field("node", &self.node)?;
+        st.serialize_field("options", &self.options)?;
+        st.serialize_field("ports", &self.ports().collect::<Vec<_>>())?;
+        st.serialize_field("ignored", &self.ignored)?;
+        st.end()
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use svcnet_model::{ForNode, ForZone};
+
     use super::*;
 
     fn ep(
@@ -276,7 +380,9 @@ mod tests {
         terminating: bool,
         zones: &[&str],
         nodes: &[&str],
-    ) -> ProxyEndpoint {
+    ) -> ProxyEndpoint<'static> {
+        let zone_hints: Vec<ForZone> = zones.iter().map(|s| ForZone { name: s.to_string() }).collect();
+        let node_hints: Vec<ForNode> = nodes.iter().map(|s| ForNode { name: s.to_string() }).collect();
         ProxyEndpoint {
             ip: ip.parse().unwrap(),
             port: 80,
@@ -286,12 +392,12 @@ mod tests {
             ready,
             serving: ready || terminating,
             terminating,
-            zone_hints: zones.iter().map(|s| s.to_string()).collect(),
-            node_hints: nodes.iter().map(|s| s.to_string()).collect(),
+            zone_hints: Box::leak(zone_hints.into_boxed_slice()),
+            node_hints: Box::leak(node_hints.into_boxed_slice()),
         }
     }
 
-    fn ips(v: &[&ProxyEndpoint]) -> Vec<String> {
+    fn ips(v: &[&ProxyEndpoint<'_>]) -> Vec<String> {
         v.iter().map(|e| e.ip.to_string()).collect()
     }
 
@@ -325,8 +431,8 @@ mod tests {
         let sel = categorize(&eps, &CLUSTER, &node(), &SelectOptions::default());
         assert_eq!(sel.topology, TopologyMode::PreferSameZone);
         assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.1"]);
-        let mut missing = eps.clone();
-        missing[1].zone_hints.clear();
+        let mut missing = eps;
+        missing[1].zone_hints = &[];
         let sel = categorize(&missing, &CLUSTER, &node(), &SelectOptions::default());
         assert_eq!(sel.topology, TopologyMode::None);
         assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.1", "10.0.0.2"]);
@@ -357,11 +463,11 @@ mod tests {
         ];
         let sel = categorize(&eps, &CLUSTER, &node(), &SelectOptions::default());
         assert!(sel.cluster_terminating_fallback && sel.has_any);
-        assert_eq!(ips(&sel.all_reachable), ["10.0.0.1"]);
+        assert_eq!(ips(sel.all_reachable()), ["10.0.0.1"]);
         let sel = categorize(&eps, &ITP_LOCAL, &node(), &SelectOptions::default());
         assert!(sel.cluster.is_none());
         assert_eq!(sel.local.as_deref().map(<[_]>::len), Some(0));
-        assert!(sel.has_any && sel.all_reachable.is_empty());
+        assert!(sel.has_any && sel.all_reachable().is_empty());
         let sel = categorize(&[], &ITP_LOCAL, &node(), &SelectOptions::default());
         assert!(!sel.has_any && sel.local == Some(vec![]));
     }
@@ -377,7 +483,7 @@ mod tests {
         let sel = categorize(&eps, &ETP_LOCAL, &node(), &SelectOptions::default());
         assert_eq!(ips(sel.cluster.as_deref().unwrap()), ["10.0.0.0", "10.0.0.2"]);
         assert_eq!(ips(sel.local.as_deref().unwrap()), ["10.0.0.0", "10.0.0.1"]);
-        assert_eq!(ips(&sel.all_reachable), ["10.0.0.0", "10.0.0.1", "10.0.0.2"]);
+        assert_eq!(ips(sel.all_reachable()), ["10.0.0.0", "10.0.0.1", "10.0.0.2"]);
     }
 
     #[test]
@@ -410,8 +516,9 @@ mod tests {
                 serde_json::json!([{"addresses": ["10.0.0.10"], "nodeName": "n1"}]),
             ),
         ];
+        let services = [svc];
         let view = NodeView::build(
-            &[svc],
+            &services,
             &slices,
             NodeTopology::new("n1", ""),
             SelectOptions::default(),

@@ -43,7 +43,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         node_hints: args.node_hints,
     };
     let view = NodeView::build(&set.services, &set.endpoint_slices, node, options);
-    let strings = |v: &[&ProxyEndpoint]| -> Vec<String> {
+    let strings = |v: &[&ProxyEndpoint<'_>]| -> Vec<String> {
         let mut s: Vec<String> = v.iter().map(|e| e.to_string()).collect();
         s.sort();
         s
@@ -60,7 +60,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                         "port": p.port,
                         "cluster": sel.cluster.as_deref().map(strings),
                         "local": sel.local.as_deref().map(strings),
-                        "allReachable": strings(&sel.all_reachable),
+                        "allReachable": strings(sel.all_reachable()),
                         "hasAny": sel.has_any,
                         "topology": sel.topology,
                         "clusterTerminatingFallback": sel.cluster_terminating_fallback,
@@ -119,7 +119,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                     list(sel.cluster.as_deref().map(strings))
                 );
                 let _ = writeln!(t, "  local:         {}", list(sel.local.as_deref().map(strings)));
-                let _ = writeln!(t, "  all reachable: {}", list(Some(strings(&sel.all_reachable))));
+                let _ = writeln!(t, "  all reachable: {}", list(Some(strings(sel.all_reachable()))));
             }
             for i in &view.ignored {
                 let _ = writeln!(t, "ignored: slice {} {}: {}", i.slice, i.what, i.why);

@@ -1,0 +1,671 @@
+//! EndpointSlices indexed once by Service, for reading nodes' endpoints service port by
+//! service port without rescanning every slice.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::ops::Range;
+
+use svcnet_model::{EndpointPort, EndpointSlice};
+
+use crate::proxy::{Ignored, IpFamily, ProxyEndpoint, SelectOptions};
+
+/// (namespace, Service name), borrowed from a slice.
+type ServiceKey<'a> = (&'a str, &'a str);
+
+/// A slice the proxy reads (in the caller's order), with where its parsed addresses sit in
+/// the index's `ips`.
+#[derive(Debug, Clone, Copy)]
+struct Entry<'a> {
+    slice: &'a EndpointSlice,
+    /// The first of its addresses in `ips`; they run for `slice.endpoints().len()`.
+    ips: usize,
+    /// Its (namespace, Service) group.
+    group: usize,
+    family: IpFamily,
+}
+
+impl Entry<'_> {
+    fn ips(&self) -> Range<usize> {
+        self.ips..self.ips + self.slice.endpoints().len()
+    }
+}
+
+/// EndpointSlices as the proxy reads them, indexed once by Service so that views of many
+/// nodes can be built from them ([`NodeView::from_index`]) without reading every slice again:
+/// the rule compiler builds one view per node on every sync.
+///
+/// The index borrows the slices: they are grouped by (namespace, Service, family) through a
+/// map keyed by borrowed names, each group in slice name order; every endpoint address is
+/// parsed once into one flat list; what the proxy leaves out is recorded as it goes. Nothing
+/// in it depends on a node.
+///
+/// ```
+/// use svcnet_model::{EndpointSlice, Service};
+/// use svcnet_topology::{NodeTopology, NodeView, SelectOptions, SliceIndex};
+///
+/// let services: Vec<Service> = vec![serde_json::from_str(
+///     r#"{"metadata":{"name":"web","namespace":"shop"},"spec":{"ports":[{"port":80}]}}"#).unwrap()];
+/// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+///     "addressType":"IPv4","ports":[{"name":"","port":8080}],
+///     "endpoints":[{"addresses":["10.0.0.1"],"nodeName":"n1"}]}"#).unwrap()];
+/// let index = SliceIndex::build(&slices);
+/// for node in ["n1", "n2"] {
+///     let view = NodeView::from_index(&index, &services, NodeTopology::new(node, ""),
+///         SelectOptions::default());
+///     let port = view.ports().next().unwrap();
+///     assert_eq!(port.endpoints[0].is_local, node == "n1");
+/// }
+/// ```
+///
+/// [`NodeView::from_index`]: crate::NodeView::from_index
+#[derive(Debug, Clone)]
+pub struct SliceIndex<'a> {
+    groups: HashMap<ServiceKey<'a>, usize>,
+    /// Readable slices in the caller's order.
+    entries: Vec<Entry<'a>>,
+    /// Indices into `entries` ordered by (group, family, slice name, caller's order).
+    sorted: Vec<usize>,
+    /// For group `g` and family `f`, `sorted[starts[2g + f]..starts[2g + f + 1]]`.
+    starts: Vec<usize>,
+    /// The first address of every endpoint of every entry, when it is an IP of the family.
+    ips: Vec<Option<IpAddr>>,
+    /// What the proxy leaves out, in the order kube-proxy's per-family caches meet it: IPv4
+    /// slices by namespace and name, then IPv6 ones.
+    ignored: Vec<(IpFamily, Ignored)>,
+}
+
+fn family_slot(f: IpFamily) -> usize {
+    match f {
+        IpFamily::V4 => 0,
+        IpFamily::V6 => 1,
+    }
+}
+
+/// A slice port's number when the proxy accepts it (non-zero, within `u16`).
+pub(crate) fn port_number(p: &EndpointPort) -> Option<u16> {
+    match p.port.map(u16::try_from) {
+        Some(Ok(n)) if n != 0 => Some(n),
+        _ => None,
+    }
+}
+
+impl<'a> SliceIndex<'a> {
+    /// Indexes `slices` (slices of no IP family, e.g. `FQDN`, are left out silently, as the
+    /// proxy never reads them).
+    pub fn build(slices: &'a [EndpointSlice]) -> Self {
+        let mut groups: HashMap<ServiceKey<'a>, usize> = HashMap::with_capacity(slices.len());
+        let mut entries: Vec<Entry<'a>> = Vec::with_capacity(slices.len());
+        let mut ips: Vec<Option<IpAddr>> =
+            Vec::with_capacity(slices.iter().map(|s| s.endpoints().len()).sum());
+        // Ignored content with its slice's sort key, sorted stably at the end.
+        let mut ignored: Vec<(IpFamily, &'a str, &'a str, Ignored)> = Vec::new();
+        for s in slices {
+            let Some(family) = IpFamily::parse(&s.address_type) else {
+                continue;
+            };
+            let (ns, name) = (s.metadata.namespace(), s.metadata.name());
+            let mut ignore = |what: String, why: &'static str| {
+                let slice = format!("{ns}/{name}");
+                ignored.push((family, ns, name, Ignored { slice, what, why }));
+            };
+            let Some(service) = s.service_name().filter(|n| !n.is_empty()) else {
+                ignore(String::new(), "no kubernetes.io/service-name label");
+                continue;
+            };
+            if ns.is_empty() || name.is_empty() {
+                ignore(String::new(), "no name or namespace");
+                continue;
+            }
+            let first = ips.len();
+            ips.extend(s.endpoints().iter().map(|ep| {
+                let ip = parse_ip(ep.addresses.first()?)?;
+                (IpFamily::of(ip) == family).then_some(ip)
+            }));
+            let parsed = ips.get(first..).unwrap_or(&[]);
+            // kube-proxy meets each bad endpoint once per usable port.
+            for p in s.ports() {
+                let Some(port_name) = p.name.as_ref() else {
+                    ignore(format!("port {:?}", p.port), "port without a name");
+                    continue;
+                };
+                if port_number(p).is_none() {
+                    ignore(format!("port {port_name:?}"), "port without a valid number");
+                    continue;
+                }
+                for (ep, ip) in s.endpoints().iter().zip(parsed) {
+                    if ip.is_some() {
+                        continue;
+                    }
+                    match ep.addresses.first() {
+                        None => ignore(String::new(), "endpoint without addresses"),
+                        Some(a) if a.parse::<IpAddr>().is_err() => ignore(a.clone(), "address is not an IP"),
+                        Some(a) => ignore(a.clone(), "address of the other IP family"),
+                    }
+                }
+            }
+            let next = groups.len();
+            let group = *groups.entry((ns, service)).or_insert(next);
+            entries.push(Entry {
+                slice: s,
+                ips: first,
+                group,
+                family,
+            });
+        }
+        // Counting sort by (group, family), then each run by slice name (stable: input order
+        // among equal names, as the proxy's sorted read keeps it).
+        let slots = groups.len() * 2;
+        let slot = |e: &Entry<'_>| e.group * 2 + family_slot(e.family);
+        let mut starts = vec![0usize; slots + 1];
+        for e in &entries {
+            if let Some(c) = starts.get_mut(slot(e) + 1) {
+                *c += 1;
+            }
+        }
+        for i in 1..starts.len() {
+            let before = starts.get(i - 1).copied().unwrap_or(0);
+            if let Some(c) = starts.get_mut(i) {
+                *c += before;
+            }
+        }
+        let mut next = starts.clone();
+        let mut sorted = vec![0usize; entries.len()];
+        for (i, e) in entries.iter().enumerate() {
+            if let Some(at) = next.get_mut(slot(e)) {
+                if let Some(cell) = sorted.get_mut(*at) {
+                    *cell = i;
+                }
+                *at += 1;
+            }
+        }
+        for w in starts.windows(2) {
+            if let [a, b] = *w
+                && b - a > 1
+                && let Some(run) = sorted.get_mut(a..b)
+            {
+                let name = |i: &usize| entries.get(*i).map_or("", |e| e.slice.metadata.name());
+                run.sort_by(|x, y| name(x).cmp(name(y)).then(x.cmp(y)));
+            }
+        }
+        ignored.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+        SliceIndex {
+            groups,
+            entries,
+            sorted,
+            starts,
+            ips,
+            ignored: ignored.into_iter().map(|(f, _, _, i)| (f, i)).collect(),
+        }
+    }
+
+    /// The slices of one Service and family, in name order.
+    fn run(&self, namespace: &str, service: &str, family: IpFamily) -> impl Iterator<Item = &Entry<'a>> {
+        let slot = self
+            .groups
+            .get(&(namespace, service))
+            .map(|g| g * 2 + family_slot(family));
+        let run = match slot.map(|s| (self.starts.get(s), self.starts.get(s + 1))) {
+            Some((Some(&a), Some(&b))) => self.sorted.get(a..b).unwrap_or(&[]),
+            _ => &[],
+        };
+        run.iter().filter_map(|&i| self.entries.get(i))
+    }
+
+    /// Every slice of `family` in (namespace, name) order, with its Service key and its
+    /// parsed addresses.
+    pub(crate) fn slices(
+        &self,
+        family: IpFamily,
+    ) -> impl Iterator<Item = (ServiceKey<'a>, &'a EndpointSlice, &[Option<IpAddr>])> {
+        // A stable sort keeps the caller's order among equal names.
+        let mut of_family: Vec<&Entry<'a>> = self.entries.iter().filter(|e| e.family == family).collect();
+        of_family.sort_by(|a, b| {
+            let key = |e: &Entry<'a>| (e.slice.metadata.namespace(), e.slice.metadata.name());
+            key(a).cmp(&key(b))
+        });
+        of_family.into_iter().map(|e| {
+            let service = (e.slice.metadata.namespace(), e.slice.service_name().unwrap_or(""));
+            (service, e.slice, self.ips.get(e.ips()).unwrap_or(&[]))
+        })
+    }
+
+    /// Slice content the proxy leaves out, with the reason: IPv4 slices in namespace and name
+    /// order, then IPv6 ones.
+    pub fn ignored(&self) -> impl Iterator<Item = &Ignored> {
+        self.ignored.iter().map(|(_, i)| i)
+    }
+
+    /// The ignored content of one family's slices.
+    pub(crate) fn ignored_of(&self, family: IpFamily) -> impl Iterator<Item = &Ignored> {
+        self.ignored
+            .iter()
+            .filter(move |(f, _)| *f == family)
+            .map(|(_, i)| i)
+    }
+
+    /// Appends to `out` the endpoints of service port (`port`, `protocol`) of Service
+    /// `namespace/service` for the proxier of `family` on `node`, sorted by `IP:port` text and
+    /// deduplicated.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn extend_endpoints(
+        &self,
+        out: &mut Vec<ProxyEndpoint<'a>>,
+        node_name: &str,
+        options: SelectOptions,
+        namespace: &str,
+        service: &str,
+        port: &str,
+        protocol: &str,
+        family: IpFamily,
+    ) {
+        let start = out.len();
+        for e in self.run(namespace, service, family) {
+            for p in e.slice.ports() {
+                if p.name.as_deref() != Some(port) || p.protocol.as_deref().unwrap_or("TCP") != protocol {
+                    continue;
+                }
+                let Some(number) = port_number(p) else { continue };
+                let ips = self.ips.get(e.ips()).unwrap_or(&[]);
+                push_endpoints(out, node_name, options, e.slice, ips, number);
+            }
+        }
+        sort_and_dedup(out, start);
+    }
+
+    /// How many endpoints the indexed slices hold, usable or not.
+    pub(crate) fn endpoint_count(&self) -> usize {
+        self.ips.len()
+    }
+}
+
+/// Appends the usable endpoints of `slice` (addresses `ips`) on port `number`, as the
+/// proxy on `node_name` sees them.
+pub(crate) fn push_endpoints<'a>(
+    out: &mut Vec<ProxyEndpoint<'a>>,
+    node_name: &str,
+    options: SelectOptions,
+    slice: &'a EndpointSlice,
+    ips: &[Option<IpAddr>],
+    number: u16,
+) {
+    for (ep, ip) in slice.endpoints().iter().zip(ips) {
+        let Some(ip) = *ip else { continue };
+        let hints = ep.hints.as_ref();
+        let node_hints = if options.node_hints {
+            hints.and_then(|h| h.for_nodes.as_deref()).unwrap_or(&[])
+        } else {
+            &[]
+        };
+        out.push(ProxyEndpoint {
+            ip,
+            port: number,
+            node_name: ep.node_name.as_deref(),
+            zone: ep.zone.as_deref(),
+            is_local: !node_name.is_empty() && ep.node_name.as_deref() == Some(node_name),
+            ready: ep.conditions.ready.unwrap_or(true),
+            serving: ep.conditions.serving.unwrap_or(true),
+            terminating: ep.conditions.terminating.unwrap_or(false),
+            zone_hints: hints.and_then(|h| h.for_zones.as_deref()).unwrap_or(&[]),
+            node_hints,
+        });
+    }
+}
+
+/// An address as `str::parse::<IpAddr>` reads it, with a shortcut for the usual dotted quad.
+fn parse_ip(s: &str) -> Option<IpAddr> {
+    match dotted_quad(s.as_bytes()) {
+        Some(v4) => Some(IpAddr::V4(v4)),
+        None => s.parse().ok(),
+    }
+}
+
+/// Four decimal octets separated by dots, each 1 to 3 digits, at most 255, without a leading
+/// zero: a subset of what the standard parser accepts (anything else is left to it).
+fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
+    let mut octets = [0u8; 4];
+    let mut at = 0;
+    let mut value: u16 = 0;
+    let mut digits = 0;
+    for &c in b {
+        match c {
+            b'0'..=b'9' => {
+                // No leading zero, at most three digits.
+                if (digits == 1 && value == 0) || digits == 3 {
+                    return None;
+                }
+                value = value * 10 + u16::from(c - b'0');
+                digits += 1;
+            }
+            b'.' if digits > 0 => {
+                *octets.get_mut(at)? = u8::try_from(value).ok()?;
+                at += 1;
+                value = 0;
+                digits = 0;
+            }
+            _ => return None,
+        }
+    }
+    if at != 3 || digits == 0 {
+        return None;
+    }
+    *octets.get_mut(at)? = u8::try_from(value).ok()?;
+    Some(Ipv4Addr::from(octets))
+}
+
+/// Sorts endpoints by `IP:port` text and keeps one per address: the last local copy when
+/// there is one, else the first copy (kube-proxy's map, where a local copy overwrites).
+/// Only `list[start..]` is touched.
+pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
+    let Some(eps) = list.get_mut(start..) else { return };
+    // Usually the slices already list each address once, in order: one cheap pass.
+    if eps
+        .windows(2)
+        .all(|w| matches!(w, [a, b] if text_cmp(a, b) == Ordering::Less))
+    {
+        return;
+    }
+    // Stable, so copies of one address stay in the caller's order.
+    if eps.iter().all(|e| e.ip.is_ipv4()) {
+        eps.sort_by(text_cmp);
+    } else {
+        eps.sort_by_cached_key(|e| AddrText::of(e.addr()));
+    }
+    let mut kept = 0;
+    let mut i = 0;
+    while let Some(first) = eps.get(i).copied() {
+        let mut chosen = first;
+        let mut j = i + 1;
+        while let Some(e) = eps.get(j)
+            && e.addr() == first.addr()
+        {
+            if e.is_local {
+                chosen = *e;
+            }
+            j += 1;
+        }
+        if let Some(slot) = eps.get_mut(kept) {
+            *slot = chosen;
+        }
+        kept += 1;
+        i = j;
+    }
+    list.truncate(start + kept);
+}
+
+/// The order of two endpoints' `IP:port` texts, without writing them out for IPv4.
+fn text_cmp(x: &ProxyEndpoint<'_>, y: &ProxyEndpoint<'_>) -> Ordering {
+    match (x.ip, y.ip) {
+        (IpAddr::V4(a), IpAddr::V4(b)) => {
+            for (i, (p, q)) in a.octets().into_iter().zip(b.octets()).enumerate() {
+                let next = if i < 3 { b'.' } else { b':' };
+                match decimal_cmp(u16::from(p), u16::from(q), Some(next)) {
+                    Ordering::Equal => {}
+                    o => return o,
+                }
+            }
+            decimal_cmp(x.port, y.port, None)
+        }
+        _ => AddrText::of(x.addr()).cmp(&AddrText::of(y.addr())),
+    }
+}
+
+/// The text order of two decimal numbers, each followed by byte `next` (`None`: the end).
+fn decimal_cmp(a: u16, b: u16, next: Option<u8>) -> Ordering {
+    let width = |n: u16| match n {
+        0..=9 => 1,
+        10..=99 => 2,
+        100..=999 => 3,
+        1000..=9999 => 4,
+        _ => 5,
+    };
+    // Digit strings of one length compare as the numbers do.
+    if a == b || width(a) == width(b) {
+        return a.cmp(&b);
+    }
+    let (da, db) = (Digits::of(a), Digits::of(b));
+    match da
+        .as_bytes()
+        .iter()
+        .zip(db.as_bytes())
+        .map(|(p, q)| p.cmp(q))
+        .find(|o| o.is_ne())
+    {
+        Some(o) => o,
+        // One is a prefix of the other (they differ, so the lengths do): the shorter goes on
+        // with `next`, the longer with a digit.
+        None => {
+            let shorter_first = next.is_none_or(|n| n < b'0');
+            if (da.len < db.len) == shorter_first {
+                Ordering::Less
+            } else {
+                Ordering::Greater
+            }
+        }
+    }
+}
+
+/// The decimal digits of a `u16`.
+struct Digits {
+    bytes: [u8; 5],
+    len: usize,
+}
+
+impl Digits {
+    fn of(n: u16) -> Self {
+        let mut d = Digits {
+            bytes: [0; 5],
+            len: 0,
+        };
+        let mut started = false;
+        for div in [10000u16, 1000, 100, 10, 1] {
+            let digit = (n / div % 10) as u8;
+            if started || digit != 0 || div == 1 {
+                if let Some(slot) = d.bytes.get_mut(d.len) {
+                    *slot = b'0' + digit;
+                }
+                d.len += 1;
+                started = true;
+            }
+        }
+        d
+    }
+
+    fn as_bytes(&self) -> &[u8] {
+        self.bytes.get(..self.len).unwrap_or(&[])
+    }
+}
+
+/// `IP:port` text as a sort key: the text's bytes, big-endian in four words, zero-padded
+/// (no text byte is zero, so a prefix sorts first, as in text order). Built on the stack;
+/// compared as four integers (an array would be compared with `memcmp`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct AddrText(u128, u128, u128, u128);
+
+/// The longest text, `[ffff:…:255.255.255.255]:65535`, is 53 bytes.
+struct TextBuf {
+    bytes: [u8; 64],
+    len: usize,
+}
+
+impl TextBuf {
+    fn push(&mut self, b: u8) {
+        if let Some(slot) = self.bytes.get_mut(self.len) {
+            *slot = b;
+            self.len += 1;
+        }
+    }
+
+    /// Decimal digits of `n`, without leading zeros.
+    fn push_number(&mut self, n: u16) {
+        for &b in Digits::of(n).as_bytes() {
+            self.push(b);
+        }
+    }
+}
+
+impl std::fmt::Write for TextBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        for b in s.bytes() {
+            self.push(b);
+        }
+        Ok(())
+    }
+}
+
+impl AddrText {
+    fn of(addr: SocketAddr) -> Self {
+        let mut t = TextBuf {
+            bytes: [0; 64],
+            len: 0,
+        };
+        match addr.ip() {
+            IpAddr::V4(v4) => {
+                for (i, octet) in v4.octets().into_iter().enumerate() {
+                    if i > 0 {
+                        t.push(b'.');
+                    }
+                    t.push_number(u16::from(octet));
+                }
+            }
+            IpAddr::V6(v6) => {
+                let _ = write!(t, "[{v6}]");
+            }
+        }
+        t.push(b':');
+        t.push_number(addr.port());
+        let mut words = [0u128; 4];
+        for (w, chunk) in words.iter_mut().zip(t.bytes.chunks_exact(16)) {
+            let mut b = [0u8; 16];
+            b.copy_from_slice(chunk);
+            *w = u128::from_be_bytes(b);
+        }
+        let [a, b, c, d] = words;
+        AddrText(a, b, c, d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addr_text_is_the_display_text() {
+        for a in [
+            "10.0.0.1:80",
+            "255.255.255.255:65535",
+            "0.0.0.0:1",
+            "[fd00::1]:8080",
+            "[::ffff:1.2.3.4]:443",
+            "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535",
+        ] {
+            let addr: SocketAddr = a.parse().unwrap();
+            let AddrText(a, b, c, d) = AddrText::of(addr);
+            let bytes: Vec<u8> = [a, b, c, d].iter().flat_map(|w| w.to_be_bytes()).collect();
+            let text = addr.to_string();
+            assert_eq!(&bytes[..text.len()], text.as_bytes());
+            assert!(bytes[text.len()..].iter().all(|&b| b == 0));
+        }
+        // Text order, not numeric order.
+        let key = |s: &str| AddrText::of(s.parse().unwrap());
+        assert!(key("10.0.0.10:80") < key("10.0.0.1:80"));
+        assert!(key("10.0.0.1:80") < key("10.0.0.1:8080"));
+        assert!(key("[fd00::10]:80") < key("[fd00::1]:80"));
+    }
+
+    fn endpoint(ip: IpAddr, port: u16) -> ProxyEndpoint<'static> {
+        ProxyEndpoint {
+            ip,
+            port,
+            node_name: None,
+            zone: None,
+            is_local: false,
+            ready: true,
+            serving: true,
+            terminating: false,
+            zone_hints: &[],
+            node_hints: &[],
+        }
+    }
+
+    proptest::proptest! {
+        /// The IPv4 shortcut orders exactly as the text does.
+        #[test]
+        fn text_cmp_is_text_order(a in proptest::prelude::any::<[u8; 4]>(), b in proptest::prelude::any::<[u8; 4]>(),
+                                  pa in proptest::prelude::any::<u16>(), pb in proptest::prelude::any::<u16>(),
+                                  same in 0usize..4) {
+            // Bias towards shared prefixes, where the text order is subtle.
+            let mut b = b;
+            b[..same].copy_from_slice(&a[..same]);
+            let (x, y) = (endpoint(IpAddr::from(a), pa), endpoint(IpAddr::from(b), pb));
+            proptest::prop_assert_eq!(text_cmp(&x, &y), x.to_string().cmp(&y.to_string()));
+            proptest::prop_assert_eq!(text_cmp(&x, &x), std::cmp::Ordering::Equal);
+        }
+    }
+
+    proptest::proptest! {
+        /// The dotted-quad shortcut never accepts what the standard parser rejects, never
+        /// reads a value differently, and takes every address the standard parser prints.
+        #[test]
+        fn dotted_quad_agrees_with_the_standard_parser(text in "[0-9.]{0,17}|[0-9a-f:.x ]{0,12}",
+                                                      octets in proptest::prelude::any::<[u8; 4]>()) {
+            if let Some(v4) = dotted_quad(text.as_bytes()) {
+                proptest::prop_assert_eq!(text.parse::<IpAddr>().ok(), Some(IpAddr::V4(v4)));
+            }
+            proptest::prop_assert_eq!(parse_ip(&text), text.parse::<IpAddr>().ok());
+            let printed = Ipv4Addr::from(octets).to_string();
+            proptest::prop_assert_eq!(dotted_quad(printed.as_bytes()), Some(Ipv4Addr::from(octets)));
+        }
+    }
+
+    #[test]
+    fn dotted_quad_edges() {
+        for bad in [
+            "",
+            "1.2.3",
+            "1.2.3.4.",
+            ".1.2.3",
+            "1..2.3",
+            "01.2.3.4",
+            "1.2.3.256",
+            "1.2.3.0000",
+            "1.2.3.4 ",
+        ] {
+            assert_eq!(dotted_quad(bad.as_bytes()), None, "{bad}");
+        }
+        assert_eq!(dotted_quad(b"0.0.0.0"), Some(Ipv4Addr::UNSPECIFIED));
+        assert_eq!(dotted_quad(b"255.255.255.255"), Some(Ipv4Addr::BROADCAST));
+        assert_eq!(parse_ip("fd00::1"), "fd00::1".parse().ok());
+    }
+
+    #[test]
+    fn sort_and_dedup_keeps_the_last_local_copy_else_the_first() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        // The first endpoint belongs to another service port and stays as it is.
+        let mut eps = vec![
+            endpoint(ip("10.9.9.9"), 80),
+            endpoint(ip("10.0.0.2"), 80),
+            endpoint(ip("10.0.0.10"), 80),
+            endpoint(ip("10.0.0.2"), 80),
+            endpoint(ip("10.0.0.1"), 80),
+            endpoint(ip("10.0.0.1"), 80),
+        ];
+        eps[3].is_local = true;
+        eps[3].node_name = Some("a");
+        eps[4].node_name = Some("first");
+        eps[5].node_name = Some("second");
+        sort_and_dedup(&mut eps, 1);
+        let got: Vec<(String, Option<&str>)> = eps.iter().map(|e| (e.to_string(), e.node_name)).collect();
+        assert_eq!(
+            got,
+            [
+                ("10.9.9.9:80".to_owned(), None),
+                ("10.0.0.10:80".to_owned(), None),
+                ("10.0.0.1:80".to_owned(), Some("first")),
+                ("10.0.0.2:80".to_owned(), Some("a")),
+            ]
+        );
+    }
+}
