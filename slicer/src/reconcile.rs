@@ -7,6 +7,7 @@
 //! were given (new ones after), desired endpoints in Pod order.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use smallvec::SmallVec;
 use svcnet_model::{Endpoint, EndpointSlice, Pod, Service};
@@ -28,7 +29,8 @@ const TRIGGER_TIME: &str = "endpoints.kubernetes.io/last-change-trigger-time";
 /// One existing slice, with what the reconciler derives from it.
 #[derive(Debug, Clone)]
 struct Entry {
-    slice: EndpointSlice,
+    /// Shared with the plans that wrote it; rewritten in place once they are dropped.
+    slice: Arc<EndpointSlice>,
     /// The identity of each endpoint, in order.
     ids: Vec<EndpointId>,
     family: Option<Family>,
@@ -225,7 +227,7 @@ impl ServiceSlices {
             index: None,
         };
         for slice in existing {
-            s.insert_entry(slice);
+            s.insert_entry(Arc::new(slice));
         }
         Ok(s)
     }
@@ -237,7 +239,7 @@ impl ServiceSlices {
 
     /// The current slices, in order (given ones first, then created ones).
     pub fn slices(&self) -> impl Iterator<Item = &EndpointSlice> {
-        self.slices.values().map(|e| &e.slice)
+        self.slices.values().map(|e| &*e.slice)
     }
 
     /// The number of current slices.
@@ -250,7 +252,7 @@ impl ServiceSlices {
         self.slices.is_empty()
     }
 
-    fn make_entry(&mut self, slice: EndpointSlice) -> Entry {
+    fn make_entry(&mut self, slice: Arc<EndpointSlice>) -> Entry {
         let family = Family::from_address_type(&slice.address_type);
         let key = self.keys.intern(PortKey::of(slice.ports()));
         let owned = self.info.owns(&slice);
@@ -264,7 +266,7 @@ impl ServiceSlices {
         }
     }
 
-    fn insert_entry(&mut self, slice: EndpointSlice) -> u32 {
+    fn insert_entry(&mut self, slice: Arc<EndpointSlice>) -> u32 {
         let seq = self.next_seq;
         self.next_seq += 1;
         let e = self.make_entry(slice);
@@ -528,7 +530,7 @@ impl ServiceSlices {
                         continue;
                     }
                     if e.slice.endpoints().iter().any(|ep| ep.hints.is_some()) {
-                        let mut s = e.slice.clone();
+                        let mut s = EndpointSlice::clone(&e.slice);
                         strip_hints(&mut s);
                         extra.push((seq, s));
                     }
@@ -607,7 +609,7 @@ impl ServiceSlices {
                     updates.push((seq, s));
                 }
             } else if labels_changed {
-                let mut s = e.slice.clone();
+                let mut s = EndpointSlice::clone(&e.slice);
                 s.metadata.labels = Some(labels);
                 updates.push((seq, s));
             } else {
@@ -913,7 +915,9 @@ impl ServiceSlices {
                             && let Some(e) = self.slices.get_mut(&seq)
                             && e.key == *k
                         {
-                            taken.insert(seq, e.slice.endpoints.take().unwrap_or_default());
+                            // In place when no plan shares the slice any more.
+                            let body = Arc::make_mut(&mut e.slice);
+                            taken.insert(seq, body.endpoints.take().unwrap_or_default());
                         }
                     }
                 }
@@ -930,7 +934,7 @@ impl ServiceSlices {
             );
             for (seq, v) in taken {
                 if let Some(e) = self.slices.get_mut(&seq) {
-                    e.slice.endpoints = Some(v);
+                    Arc::make_mut(&mut e.slice).endpoints = Some(v);
                 }
             }
             draft.create.extend(d.create);
@@ -950,7 +954,7 @@ impl ServiceSlices {
 
     // ----- applying ------------------------------------------------------------------------
 
-    fn to_plan(&self, draft: Draft, names: &mut dyn NameSource) -> (Plan, Vec<(u32, EndpointSlice)>) {
+    fn to_plan(&self, draft: Draft, names: &mut dyn NameSource) -> (Plan, Vec<(u32, Arc<EndpointSlice>)>) {
         let mut taken: Vec<String> = Vec::new();
         let mut create = draft.create;
         for s in &mut create {
@@ -977,17 +981,22 @@ impl ServiceSlices {
             taken.push(name.clone());
             s.metadata.name = Some(name);
         }
+        let updates: Vec<(u32, Arc<EndpointSlice>)> = draft
+            .update
+            .into_iter()
+            .map(|(seq, s)| (seq, Arc::new(s)))
+            .collect();
         let plan = Plan {
-            create,
-            update: draft.update.iter().map(|(_, s)| s.clone()).collect(),
+            create: create.into_iter().map(Arc::new).collect(),
+            update: updates.iter().map(|(_, s)| Arc::clone(s)).collect(),
             delete: draft
                 .delete
                 .iter()
-                .filter_map(|seq| self.slices.get(seq).map(|e| e.slice.clone()))
+                .filter_map(|seq| self.slices.get(seq).map(|e| Arc::clone(&e.slice)))
                 .collect(),
             errors: draft.errors,
         };
-        (plan, draft.update)
+        (plan, updates)
     }
 
     /// Names the creates, applies the draft to the state and returns the plan.
@@ -1009,9 +1018,9 @@ impl ServiceSlices {
         }
         for seq in deletes {
             if let Some(e) = self.slices.remove(&seq)
-                && let Some(n) = e.slice.metadata.name
+                && let Some(n) = e.slice.metadata.name.as_deref()
             {
-                self.by_name.remove(&n);
+                self.by_name.remove(n);
             }
         }
         let mut touched: Vec<u32> = Vec::new();
@@ -1021,7 +1030,7 @@ impl ServiceSlices {
             touched.push(seq);
         }
         for s in &plan.create {
-            touched.push(self.insert_entry(s.clone()));
+            touched.push(self.insert_entry(Arc::clone(s)));
         }
         if let Some(ix) = self.index.as_mut() {
             for seq in touched {

@@ -199,7 +199,7 @@ proptest! {
         for u in &plan.update {
             let old = old_by_name.get(&u.metadata.name).copied();
             prop_assert!(old.is_some(), "update of an unknown slice");
-            prop_assert_ne!(old.unwrap(), u, "an update that changes nothing");
+            prop_assert_ne!(old.unwrap(), &**u, "an update that changes nothing");
         }
         prop_assert!(state.sync(&new_pods, &nodes(), &mut names).is_empty());
     }
