@@ -1,5 +1,5 @@
 //! Benchmarks of svcnet-slicer: a 10,000-pod Service from scratch, the same after a one-pod
-//! change (incremental), and 10,000 small Services.
+//! change (incremental: a readiness flip, and a Pod added or deleted), and 10,000 small Services.
 //!
 //! The from-scratch bench times computing the plan; freeing the returned plan (10,000 endpoints
 //! of owned strings) is the caller's and is left out with `iter_with_large_drop`. The one-pod
@@ -91,6 +91,22 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             k ^= 1;
             let plan = state.update_pod(&flipped[k], &nodes, &mut names);
+            debug_assert_eq!(plan.writes(), 1);
+            black_box(plan.writes())
+        })
+    });
+
+    // A new Pod joins (filling the slice with room) and leaves again.
+    let extra = pod("big", 10_000, true);
+    let mut joined = false;
+    c.bench_function("slice 10k-pod service, one pod added or deleted", |b| {
+        b.iter(|| {
+            joined = !joined;
+            let plan = if joined {
+                state.update_pod(&extra, &nodes, &mut names)
+            } else {
+                state.delete_pod("bench", "big-10000", &mut names)
+            };
             debug_assert_eq!(plan.writes(), 1);
             black_box(plan.writes())
         })
