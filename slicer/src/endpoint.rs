@@ -50,6 +50,10 @@ impl Family {
 /// True when `ip` is an IPv6 address in Go's sense: it parses as IPv6 and is not an
 /// IPv4-mapped address. Anything else (IPv4 text, garbage) counts as IPv4.
 pub(crate) fn is_ipv6_text(ip: &str) -> bool {
+    // Every IPv6 text has a colon; skip the parser for the common IPv4 case.
+    if !ip.contains(':') {
+        return false;
+    }
     match ip.parse::<Ipv6Addr>() {
         Ok(a) => a.to_ipv4_mapped().is_none(),
         Err(_) => false,
@@ -144,15 +148,16 @@ pub(crate) fn build_endpoint(
     family: Family,
 ) -> Option<Endpoint> {
     let ips = pod.status.as_ref()?.pod_ips.as_deref()?;
-    let mut addresses: Vec<String> = Vec::new();
-    for p in ips {
-        if is_ipv6_text(&p.ip) == (family == Family::V6) {
-            addresses.push(p.ip.clone());
-        }
-    }
-    if addresses.is_empty() {
+    let mine: SmallVec<[&str; 2]> = ips
+        .iter()
+        .map(|p| p.ip.as_str())
+        .filter(|ip| is_ipv6_text(ip) == (family == Family::V6))
+        .collect();
+    if mine.is_empty() {
         return None;
     }
+    let mut addresses: Vec<String> = Vec::with_capacity(mine.len());
+    addresses.extend(mine.iter().map(|ip| (*ip).to_owned()));
     if addresses.len() > 1 {
         addresses.sort();
     }

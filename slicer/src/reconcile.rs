@@ -359,6 +359,21 @@ impl ServiceSlices {
         k
     }
 
+    /// The zone of `pod`'s Node, or an error when its Node is missing (and the Service does
+    /// not publish not-ready addresses).
+    fn zone_for<'n>(&self, pod: &Pod, nodes: &'n NodeZones) -> Result<Option<&'n str>, SyncError> {
+        match check_node(nodes, pod) {
+            NodeCheck::Found(z) => Ok(z),
+            NodeCheck::Missing if self.info.publish_not_ready => Ok(None),
+            NodeCheck::Missing => Err(SyncError::NodeNotFound {
+                pod: pod.metadata.name().to_owned(),
+                namespace: self.info.namespace.clone(),
+                service: self.info.name.clone(),
+                node: pod.spec().node_name().to_owned(),
+            }),
+        }
+    }
+
     /// The endpoint of `pod` for `family`, or an error when its Node is missing (and the
     /// Service does not publish not-ready addresses).
     fn endpoint_for(
@@ -368,18 +383,7 @@ impl ServiceSlices {
         family: Family,
         hostname: bool,
     ) -> Result<Option<Endpoint>, SyncError> {
-        let zone = match check_node(nodes, pod) {
-            NodeCheck::Found(z) => z,
-            NodeCheck::Missing if self.info.publish_not_ready => None,
-            NodeCheck::Missing => {
-                return Err(SyncError::NodeNotFound {
-                    pod: pod.metadata.name().to_owned(),
-                    namespace: self.info.namespace.clone(),
-                    service: self.info.name.clone(),
-                    node: pod.spec().node_name().to_owned(),
-                });
-            }
-        };
+        let zone = self.zone_for(pod, nodes)?;
         Ok(build_endpoint(
             pod,
             self.info.publish_not_ready,
@@ -465,8 +469,13 @@ impl ServiceSlices {
             *members.entry(key).or_insert(0) += 1;
             let hostname = hostname_for(pod, &self.info.name, &self.info.namespace);
             let mut entry = PodEntry { key, ids: [None; 2] };
+            let zone = self.zone_for(pod, nodes);
             for &f in &families {
-                match self.endpoint_for(pod, nodes, f, hostname) {
+                let built = match &zone {
+                    Ok(z) => Ok(build_endpoint(pod, self.info.publish_not_ready, hostname, *z, f)),
+                    Err(e) => Err(e.clone()),
+                };
+                match built {
                     Ok(Some(ep)) => {
                         let id = EndpointId::of(&ep);
                         entry.ids[f.index()] = Some(id);
