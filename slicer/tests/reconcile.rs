@@ -124,6 +124,30 @@ fn one_pod_changes_touch_one_slice() {
 }
 
 #[test]
+fn a_pod_given_twice_counts_once_with_its_last_state() {
+    let svc = service(&["IPv4"], IntOrString::Int(8080));
+    let mut ps = pods(250);
+    let mut again = ps[7].clone();
+    again.status.as_mut().unwrap().conditions = None;
+    ps.push(again);
+    ps.push(ps[120].clone());
+    let opts = Options::default();
+    let plan = reconcile(&svc, &ps, &nodes(), [], &opts, &mut SequentialNames::new()).unwrap();
+    assert_eq!(counts(&plan.create), [50, 100, 100]);
+    let first = &plan.create[0].endpoints()[7];
+    assert_eq!(first.target_ref.as_ref().unwrap().name.as_deref(), Some("p7"));
+    assert_eq!(
+        first.conditions.ready,
+        Some(false),
+        "the later copy replaces it in place"
+    );
+    // The same through an existing slice (the matching path).
+    let existing = owned(&plan.create);
+    let replan = reconcile(&svc, &ps, &nodes(), existing, &opts, &mut SequentialNames::new()).unwrap();
+    assert!(replan.is_empty());
+}
+
+#[test]
 fn last_pod_gone_leaves_placeholder() {
     let svc = service(&["IPv4"], IntOrString::Int(8080));
     let ps = pods(1);
