@@ -115,6 +115,8 @@ impl Hasher for FastHasher {
 pub(crate) type FastBuild = BuildHasherDefault<FastHasher>;
 /// A `HashMap` with the fast hasher.
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, FastBuild>;
+/// A `HashSet` with the fast hasher.
+pub(crate) type FastSet<K> = std::collections::HashSet<K, FastBuild>;
 
 #[cfg(test)]
 mod tests {
