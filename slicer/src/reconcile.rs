@@ -159,7 +159,11 @@ struct Direct {
     slices: Vec<Vec<Endpoint>>,
     /// The identities per slice, kept only when the state records the result.
     ids: Option<Vec<Vec<EndpointId>>>,
-    index: FastMap<EndpointId, (usize, usize)>,
+    /// The low 64 bits of every identity added: a compact filter (a quarter of the size of a
+    /// map from identity to position), as a repeated identity is rare (a Pod given twice).
+    seen: FastSet<u64>,
+    /// Identity to position, built at the first repeat the filter reports.
+    exact: Option<FastMap<EndpointId, (usize, usize)>>,
 }
 
 impl Direct {
@@ -167,13 +171,31 @@ impl Direct {
         Direct {
             slices: Vec::new(),
             ids: track_ids.then(Vec::new),
-            index: FastMap::with_capacity_and_hasher(expected, Default::default()),
+            seen: FastSet::with_capacity_and_hasher(expected, Default::default()),
+            exact: None,
         }
+    }
+
+    /// Where the endpoint with identity `id` is, if it was added.
+    fn find(&mut self, id: EndpointId) -> Option<(usize, usize)> {
+        let slices = &self.slices;
+        let exact = self.exact.get_or_insert_with(|| {
+            let mut m = FastMap::default();
+            for (s, v) in slices.iter().enumerate() {
+                for (p, ep) in v.iter().enumerate() {
+                    m.entry(EndpointId::of(ep)).or_insert((s, p));
+                }
+            }
+            m
+        });
+        exact.get(&id).copied()
     }
 
     /// Adds an endpoint; `left` bounds how many more may come (to size new slices).
     fn insert(&mut self, id: EndpointId, ep: Endpoint, max: usize, left: usize) {
-        if let Some(&(s, p)) = self.index.get(&id) {
+        if !self.seen.insert(id.0 as u64)
+            && let Some((s, p)) = self.find(id)
+        {
             if let Some(slot) = self.slices.get_mut(s).and_then(|v| v.get_mut(p)) {
                 *slot = ep;
             }
@@ -188,7 +210,9 @@ impl Direct {
         }
         let s = self.slices.len() - 1;
         if let Some(v) = self.slices.last_mut() {
-            self.index.insert(id, (s, v.len()));
+            if let Some(exact) = &mut self.exact {
+                exact.insert(id, (s, v.len()));
+            }
             v.push(ep);
             if let Some(ids) = self.ids.as_mut().and_then(|i| i.last_mut()) {
                 ids.push(id);
