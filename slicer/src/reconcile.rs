@@ -270,6 +270,9 @@ struct Delta {
 /// to the state; [`ServiceSlices::update_pod`] and [`ServiceSlices::delete_pod`] then handle one
 /// Pod at a time, touching only the slices that hold (or gain) its endpoints — with the result
 /// the full reconcile would give for the same change.
+///
+/// Cloning the state shares its slices (as plans do); either copy copies a slice only when it
+/// rewrites it.
 #[derive(Debug, Clone)]
 pub struct ServiceSlices {
     info: ServiceInfo,
