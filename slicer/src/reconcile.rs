@@ -498,28 +498,28 @@ impl ServiceSlices {
             let mut entry = PodEntry { key, ids: [None; 2] };
             let zone = self.zone_for(pod, nodes);
             for &f in &families {
-                let built = match &zone {
-                    Ok(z) => Ok(build_endpoint(pod, self.info.publish_not_ready, hostname, *z, f)),
-                    Err(e) => Err(e.clone()),
-                };
-                match built {
-                    Ok(Some(ep)) => {
-                        let id = EndpointId::of(&ep);
-                        entry.ids[f.index()] = Some(id);
-                        let w = desired.entry((f, key)).or_insert_with(|| {
-                            if with_slices.contains(&(f, key)) {
-                                Wanted::Set(DesiredSet::with_capacity(if numeric { n_pods } else { 0 }))
-                            } else {
-                                Wanted::Direct(Direct::new(track_pods, if numeric { n_pods } else { 0 }))
-                            }
-                        });
-                        match w {
-                            Wanted::Set(set) => set.insert(id, ep),
-                            Wanted::Direct(d) => d.insert(id, ep, max, n_pods + 1 - seen),
-                        }
+                let z = match &zone {
+                    Ok(z) => *z,
+                    Err(e) => {
+                        errors.push(e.clone());
+                        continue;
                     }
-                    Ok(None) => {}
-                    Err(e) => errors.push(e),
+                };
+                let Some(ep) = build_endpoint(pod, self.info.publish_not_ready, hostname, z, f) else {
+                    continue;
+                };
+                let id = EndpointId::of(&ep);
+                entry.ids[f.index()] = Some(id);
+                let w = desired.entry((f, key)).or_insert_with(|| {
+                    if with_slices.contains(&(f, key)) {
+                        Wanted::Set(DesiredSet::with_capacity(if numeric { n_pods } else { 0 }))
+                    } else {
+                        Wanted::Direct(Direct::new(track_pods, if numeric { n_pods } else { 0 }))
+                    }
+                });
+                match w {
+                    Wanted::Set(set) => set.insert(id, ep),
+                    Wanted::Direct(d) => d.insert(id, ep, max, n_pods + 1 - seen),
                 }
             }
             if track_pods {
