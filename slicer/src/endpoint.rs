@@ -50,6 +50,10 @@ impl Family {
 /// True when `ip` is an IPv6 address in Go's sense: it parses as IPv6 and is not an
 /// IPv4-mapped address. Anything else (IPv4 text, garbage) counts as IPv4.
 pub(crate) fn is_ipv6_text(ip: &str) -> bool {
+    // Every IPv6 text has a colon; skip the parser for the common IPv4 case.
+    if !ip.contains(':') {
+        return false;
+    }
     match ip.parse::<Ipv6Addr>() {
         Ok(a) => a.to_ipv4_mapped().is_none(),
         Err(_) => false,
@@ -144,18 +148,34 @@ pub(crate) fn build_endpoint(
     family: Family,
 ) -> Option<Endpoint> {
     let ips = pod.status.as_ref()?.pod_ips.as_deref()?;
-    let mut addresses: Vec<String> = Vec::new();
-    for p in ips {
-        if is_ipv6_text(&p.ip) == (family == Family::V6) {
-            addresses.push(p.ip.clone());
+    let mine = |ip: &&str| is_ipv6_text(ip) == (family == Family::V6);
+    let addresses: Vec<String> = match ips {
+        // The usual case: one IP per family.
+        [one] => vec![Some(one.ip.as_str()).filter(mine)?.to_owned()],
+        [a, b] => match (mine(&a.ip.as_str()), mine(&b.ip.as_str())) {
+            (true, false) => vec![a.ip.clone()],
+            (false, true) => vec![b.ip.clone()],
+            (false, false) => return None,
+            (true, true) => {
+                let mut v = vec![a.ip.clone(), b.ip.clone()];
+                v.sort();
+                v
+            }
+        },
+        _ => {
+            let mut v: Vec<String> = ips
+                .iter()
+                .map(|p| p.ip.as_str())
+                .filter(mine)
+                .map(str::to_owned)
+                .collect();
+            if v.is_empty() {
+                return None;
+            }
+            v.sort();
+            v
         }
-    }
-    if addresses.is_empty() {
-        return None;
-    }
-    if addresses.len() > 1 {
-        addresses.sort();
-    }
+    };
     let serving = pod_ready(pod);
     let terminating = pod.metadata.deletion_timestamp.is_some();
     let ready = publish_not_ready || (serving && !terminating);
@@ -358,6 +378,20 @@ mod tests {
         assert_eq!(v4.hostname.as_deref(), Some("h"));
         assert_eq!(v4.conditions.ready, Some(true));
         assert!(pod_to_endpoint(&pod(&["1.2.3.4"]), &svc(), None, Family::V6).is_none());
+    }
+
+    #[test]
+    fn two_ips_split_by_family_or_sorted() {
+        let addrs = |ips: &[&str], f| pod_to_endpoint(&pod(ips), &svc(), None, f).map(|e| e.addresses);
+        assert_eq!(addrs(&["fd00::1", "10.0.0.1"], Family::V4).unwrap(), ["10.0.0.1"]);
+        assert_eq!(addrs(&["fd00::1", "10.0.0.1"], Family::V6).unwrap(), ["fd00::1"]);
+        assert_eq!(
+            addrs(&["10.0.0.2", "10.0.0.1"], Family::V4).unwrap(),
+            ["10.0.0.1", "10.0.0.2"]
+        );
+        assert_eq!(addrs(&["10.0.0.2", "10.0.0.1"], Family::V6), None);
+        assert_eq!(addrs(&["10.0.0.1"], Family::V6), None);
+        assert_eq!(addrs(&[], Family::V4), None);
     }
 
     #[test]

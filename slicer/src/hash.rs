@@ -14,6 +14,22 @@ fn fold_mul(x: u64, k: u64) -> u64 {
     (m as u64) ^ ((m >> 64) as u64)
 }
 
+/// The last 1 to 7 bytes of a field as one word, without a byte-by-byte copy: two
+/// overlapping 4-byte reads, or the first, middle and last byte (together with the field's
+/// length, which is hashed first, every byte counts once).
+#[inline]
+fn tail_word(rest: &[u8]) -> u64 {
+    let n = rest.len();
+    if n >= 4 {
+        let lo = rest.first_chunk::<4>().map_or(0, |c| u32::from_le_bytes(*c));
+        let hi = rest.last_chunk::<4>().map_or(0, |c| u32::from_le_bytes(*c));
+        (u64::from(hi) << 32) | u64::from(lo)
+    } else {
+        let b = |i: usize| u64::from(rest.get(i).copied().unwrap_or(0));
+        (b(0) << 16) | (b(n / 2) << 8) | b(n.saturating_sub(1))
+    }
+}
+
 /// A two-lane 64-bit hash giving a 128-bit value. Fields are length-prefixed, so a sequence of
 /// fields hashes differently from any other split of the same bytes.
 pub(crate) struct Hash128 {
@@ -33,19 +49,15 @@ impl Hash128 {
     }
 
     /// Adds one field.
+    #[inline]
     pub fn field(&mut self, s: &[u8]) {
         self.word(s.len() as u64);
-        let mut chunks = s.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.word(u64::from_le_bytes(w));
+        let (chunks, rest) = s.as_chunks::<8>();
+        for c in chunks {
+            self.word(u64::from_le_bytes(*c));
         }
-        let rest = chunks.remainder();
         if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.word(u64::from_le_bytes(w));
+            self.word(tail_word(rest));
         }
     }
 
@@ -67,10 +79,14 @@ impl Hasher for FastHasher {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        for c in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..c.len()].copy_from_slice(c);
-            self.0 = fold_mul(self.0 ^ u64::from_le_bytes(w), K1);
+        // The length goes in too, so that a short tail read as one word stays unambiguous.
+        self.0 = fold_mul(self.0 ^ bytes.len() as u64, K1);
+        let (chunks, rest) = bytes.as_chunks::<8>();
+        for c in chunks {
+            self.0 = fold_mul(self.0 ^ u64::from_le_bytes(*c), K1);
+        }
+        if !rest.is_empty() {
+            self.0 = fold_mul(self.0 ^ tail_word(rest), K1);
         }
     }
 
@@ -99,6 +115,8 @@ impl Hasher for FastHasher {
 pub(crate) type FastBuild = BuildHasherDefault<FastHasher>;
 /// A `HashMap` with the fast hasher.
 pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, FastBuild>;
+/// A `HashSet` with the fast hasher.
+pub(crate) type FastSet<K> = std::collections::HashSet<K, FastBuild>;
 
 #[cfg(test)]
 mod tests {
@@ -115,5 +133,29 @@ mod tests {
         assert_ne!(h(&["", "x"]), h(&["x", ""]));
         assert_eq!(h(&["10.0.0.1", "p"]), h(&["10.0.0.1", "p"]));
         assert_ne!(h(&["10.0.0.1"]), h(&["10.0.0.2"]));
+    }
+
+    #[test]
+    fn every_byte_counts() {
+        // Any one byte changed, at any length, changes both hashes.
+        for n in 1..=24usize {
+            let base: Vec<u8> = (0..n).map(|i| b'a' + i as u8).collect();
+            let one = |b: &[u8]| {
+                let mut h = Hash128::new();
+                h.field(b);
+                h.finish()
+            };
+            let fast = |b: &[u8]| {
+                let mut h = FastHasher::default();
+                h.write(b);
+                h.finish()
+            };
+            for i in 0..n {
+                let mut v = base.clone();
+                v[i] ^= 0x20;
+                assert_ne!(one(&base), one(&v), "len {n}, byte {i}");
+                assert_ne!(fast(&base), fast(&v), "len {n}, byte {i}");
+            }
+        }
     }
 }

@@ -22,6 +22,10 @@
 //! keeps one empty placeholder slice per address type. Where Kubernetes iterates Go maps in
 //! random order, svcnet fixes the order, so the same input always gives the same plan.
 //!
+//! A [`Plan`] holds its slices as `Arc<EndpointSlice>`, shared with the [`ServiceSlices`] state
+//! that made it: a plan copies no endpoints, and once the caller has dropped it, the next
+//! one-Pod change rewrites the slice it touches in place (a slice still shared is copied first).
+//!
 //! ## Non-features
 //! This crate never talks to an API server, watches, sleeps or reads a clock: the trigger time
 //! and the names of new slices are inputs ([`Options::trigger_time`], a [`NameSource`]).

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
 
 use svcnet_model::{
     EndpointAddress, EndpointConditions, EndpointPort, EndpointSlice, Endpoints, OwnerReference, Service,
@@ -198,7 +199,7 @@ pub fn mirror(
 ) -> MirrorPlan {
     let delete_all = || MirrorPlan {
         plan: Plan {
-            delete: existing.to_vec(),
+            delete: existing.iter().cloned().map(Arc::new).collect(),
             ..Plan::default()
         },
         events: Vec::new(),
@@ -343,9 +344,9 @@ pub fn mirror(
     }
     MirrorPlan {
         plan: Plan {
-            create,
-            update,
-            delete: delete_slices,
+            create: create.into_iter().map(Arc::new).collect(),
+            update: update.into_iter().map(Arc::new).collect(),
+            delete: delete_slices.into_iter().map(Arc::new).collect(),
             errors: Vec::new(),
         },
         events,

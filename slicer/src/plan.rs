@@ -1,23 +1,47 @@
 //! A plan: the EndpointSlice writes one sync would make, and what it would requeue for.
 
 use std::fmt;
+use std::sync::Arc;
 
-use serde::Serialize;
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 use svcnet_model::EndpointSlice;
 
 /// The writes one sync makes: slices to create, update and delete. Applying them in that order
 /// to the existing slices gives the new state.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+///
+/// The slices are shared (`Arc`) with the [`ServiceSlices`](crate::ServiceSlices) state that
+/// produced the plan, so a plan costs no copy of the endpoints; the state rewrites a slice in
+/// place on the next change once the caller has dropped the plans that share it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
     /// New slices (with `generateName` and a generated name).
-    pub create: Vec<EndpointSlice>,
+    pub create: Vec<Arc<EndpointSlice>>,
     /// Existing slices, rewritten (same name).
-    pub update: Vec<EndpointSlice>,
+    pub update: Vec<Arc<EndpointSlice>>,
     /// Existing slices to delete, as they were.
-    pub delete: Vec<EndpointSlice>,
+    pub delete: Vec<Arc<EndpointSlice>>,
     /// What Kubernetes would return to requeue the sync; the writes above still stand.
-    #[serde(skip)]
     pub errors: Vec<SyncError>,
+}
+
+/// Serializes shared slices as plain slices.
+struct Slices<'a>(&'a [Arc<EndpointSlice>]);
+
+impl Serialize for Slices<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|s| &**s))
+    }
+}
+
+/// `{"create": [...], "update": [...], "delete": [...]}`; the errors are left out.
+impl Serialize for Plan {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut st = serializer.serialize_struct("Plan", 3)?;
+        st.serialize_field("create", &Slices(&self.create))?;
+        st.serialize_field("update", &Slices(&self.update))?;
+        st.serialize_field("delete", &Slices(&self.delete))?;
+        st.end()
+    }
 }
 
 impl Plan {

@@ -7,6 +7,7 @@
 //! were given (new ones after), desired endpoints in Pod order.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use smallvec::SmallVec;
 use svcnet_model::{Endpoint, EndpointSlice, Pod, Service};
@@ -16,7 +17,7 @@ use crate::endpoint::{
     pod_is_endpoint_candidate, pod_key,
 };
 use crate::error::SliceError;
-use crate::hash::FastMap;
+use crate::hash::{FastMap, FastSet};
 use crate::names::NameSource;
 use crate::nodes::NodeZones;
 use crate::plan::{Plan, SyncError};
@@ -28,7 +29,8 @@ const TRIGGER_TIME: &str = "endpoints.kubernetes.io/last-change-trigger-time";
 /// One existing slice, with what the reconciler derives from it.
 #[derive(Debug, Clone)]
 struct Entry {
-    slice: EndpointSlice,
+    /// Shared with the plans that wrote it; rewritten in place once they are dropped.
+    slice: Arc<EndpointSlice>,
     /// The identity of each endpoint, in order.
     ids: Vec<EndpointId>,
     family: Option<Family>,
@@ -113,15 +115,29 @@ impl DesiredSet {
         Some(ep)
     }
 
-    fn pop(&mut self) -> Option<Endpoint> {
+    fn pop(&mut self) -> Option<(EndpointId, Endpoint)> {
         while let Some(slot) = self.eps.get_mut(self.cursor) {
             self.cursor += 1;
-            if let Some((_, ep)) = slot.take() {
+            if let Some(pair) = slot.take() {
                 self.remaining -= 1;
-                return Some(ep);
+                return Some(pair);
             }
         }
         None
+    }
+
+    /// The endpoint wanted for `id`, if still wanted.
+    fn get(&self, id: EndpointId) -> Option<&Endpoint> {
+        let i = *self.index.get(&id)?;
+        self.eps.get(i)?.as_ref().map(|(_, ep)| ep)
+    }
+
+    /// True when `id` is still wanted.
+    fn contains(&self, id: EndpointId) -> bool {
+        self.index
+            .get(&id)
+            .and_then(|&i| self.eps.get(i))
+            .is_some_and(Option::is_some)
     }
 
     fn len(&self) -> usize {
@@ -141,26 +157,93 @@ enum Wanted {
 #[derive(Default)]
 struct Direct {
     slices: Vec<Vec<Endpoint>>,
-    index: FastMap<EndpointId, (usize, usize)>,
+    /// The identities per slice, kept only when the state records the result.
+    ids: Option<Vec<Vec<EndpointId>>>,
+    /// The low 64 bits of every identity added: a compact filter (a quarter of the size of a
+    /// map from identity to position), as a repeated identity is rare (a Pod given twice).
+    seen: FastSet<u64>,
+    /// Identity to position, built at the first repeat the filter reports.
+    exact: Option<FastMap<EndpointId, (usize, usize)>>,
 }
 
 impl Direct {
+    fn new(track_ids: bool, expected: usize) -> Self {
+        Direct {
+            slices: Vec::new(),
+            ids: track_ids.then(Vec::new),
+            seen: FastSet::with_capacity_and_hasher(expected, Default::default()),
+            exact: None,
+        }
+    }
+
+    /// Where the endpoint with identity `id` is, if it was added.
+    fn find(&mut self, id: EndpointId) -> Option<(usize, usize)> {
+        let slices = &self.slices;
+        let exact = self.exact.get_or_insert_with(|| {
+            let mut m = FastMap::default();
+            for (s, v) in slices.iter().enumerate() {
+                for (p, ep) in v.iter().enumerate() {
+                    m.entry(EndpointId::of(ep)).or_insert((s, p));
+                }
+            }
+            m
+        });
+        exact.get(&id).copied()
+    }
+
     /// Adds an endpoint; `left` bounds how many more may come (to size new slices).
     fn insert(&mut self, id: EndpointId, ep: Endpoint, max: usize, left: usize) {
-        if let Some(&(s, p)) = self.index.get(&id) {
+        if !self.seen.insert(id.0 as u64)
+            && let Some((s, p)) = self.find(id)
+        {
             if let Some(slot) = self.slices.get_mut(s).and_then(|v| v.get_mut(p)) {
                 *slot = ep;
             }
             return;
         }
         if self.slices.last().is_none_or(|v| v.len() >= max) {
-            self.slices.push(Vec::with_capacity(left.clamp(1, max)));
+            let cap = left.clamp(1, max);
+            self.slices.push(Vec::with_capacity(cap));
+            if let Some(ids) = &mut self.ids {
+                ids.push(Vec::with_capacity(cap));
+            }
         }
         let s = self.slices.len() - 1;
         if let Some(v) = self.slices.last_mut() {
-            self.index.insert(id, (s, v.len()));
+            if let Some(exact) = &mut self.exact {
+                exact.insert(id, (s, v.len()));
+            }
             v.push(ep);
+            if let Some(ids) = self.ids.as_mut().and_then(|i| i.last_mut()) {
+                ids.push(id);
+            }
         }
+    }
+}
+
+/// A slice to write, with the identities of its endpoints when they are known (so that
+/// recording it in the state does not hash every endpoint again).
+#[derive(Debug)]
+struct Written {
+    slice: EndpointSlice,
+    ids: Option<Vec<EndpointId>>,
+}
+
+impl Written {
+    fn new(slice: EndpointSlice, ids: Option<Vec<EndpointId>>) -> Self {
+        Written { slice, ids }
+    }
+
+    /// Appends an endpoint.
+    fn push(&mut self, id: EndpointId, ep: Endpoint) {
+        self.slice.endpoints.get_or_insert_with(Vec::new).push(ep);
+        if let Some(ids) = &mut self.ids {
+            ids.push(id);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.slice.endpoints().len()
     }
 }
 
@@ -168,8 +251,8 @@ impl Direct {
 /// slices by sequence number.
 #[derive(Debug, Default)]
 struct Draft {
-    create: Vec<EndpointSlice>,
-    update: Vec<(u32, EndpointSlice)>,
+    create: Vec<Written>,
+    update: Vec<(u32, Written)>,
     delete: Vec<u32>,
     errors: Vec<SyncError>,
 }
@@ -187,6 +270,9 @@ struct Delta {
 /// to the state; [`ServiceSlices::update_pod`] and [`ServiceSlices::delete_pod`] then handle one
 /// Pod at a time, touching only the slices that hold (or gain) its endpoints — with the result
 /// the full reconcile would give for the same change.
+///
+/// Cloning the state shares its slices (as plans do); either copy copies a slice only when it
+/// rewrites it.
 #[derive(Debug, Clone)]
 pub struct ServiceSlices {
     info: ServiceInfo,
@@ -225,7 +311,7 @@ impl ServiceSlices {
             index: None,
         };
         for slice in existing {
-            s.insert_entry(slice);
+            s.insert_entry(Arc::new(slice), None);
         }
         Ok(s)
     }
@@ -237,7 +323,7 @@ impl ServiceSlices {
 
     /// The current slices, in order (given ones first, then created ones).
     pub fn slices(&self) -> impl Iterator<Item = &EndpointSlice> {
-        self.slices.values().map(|e| &e.slice)
+        self.slices.values().map(|e| &*e.slice)
     }
 
     /// The number of current slices.
@@ -250,11 +336,22 @@ impl ServiceSlices {
         self.slices.is_empty()
     }
 
-    fn make_entry(&mut self, slice: EndpointSlice) -> Entry {
+    /// The entry of a slice; `ids` are its endpoints' identities when already known.
+    fn make_entry(&mut self, slice: Arc<EndpointSlice>, ids: Option<Vec<EndpointId>>) -> Entry {
         let family = Family::from_address_type(&slice.address_type);
         let key = self.keys.intern(PortKey::of(slice.ports()));
         let owned = self.info.owns(&slice);
-        let ids = slice.endpoints().iter().map(EndpointId::of).collect();
+        let ids = match ids {
+            Some(ids) => {
+                debug_assert!(
+                    ids.iter()
+                        .copied()
+                        .eq(slice.endpoints().iter().map(EndpointId::of))
+                );
+                ids
+            }
+            None => slice.endpoints().iter().map(EndpointId::of).collect(),
+        };
         Entry {
             slice,
             ids,
@@ -264,10 +361,10 @@ impl ServiceSlices {
         }
     }
 
-    fn insert_entry(&mut self, slice: EndpointSlice) -> u32 {
+    fn insert_entry(&mut self, slice: Arc<EndpointSlice>, ids: Option<Vec<EndpointId>>) -> u32 {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let e = self.make_entry(slice);
+        let e = self.make_entry(slice, ids);
         if let Some(n) = e.slice.metadata.name.clone() {
             self.by_name.insert(n, seq);
         }
@@ -289,6 +386,21 @@ impl ServiceSlices {
         k
     }
 
+    /// The zone of `pod`'s Node, or an error when its Node is missing (and the Service does
+    /// not publish not-ready addresses).
+    fn zone_for<'n>(&self, pod: &Pod, nodes: &'n NodeZones) -> Result<Option<&'n str>, SyncError> {
+        match check_node(nodes, pod) {
+            NodeCheck::Found(z) => Ok(z),
+            NodeCheck::Missing if self.info.publish_not_ready => Ok(None),
+            NodeCheck::Missing => Err(SyncError::NodeNotFound {
+                pod: pod.metadata.name().to_owned(),
+                namespace: self.info.namespace.clone(),
+                service: self.info.name.clone(),
+                node: pod.spec().node_name().to_owned(),
+            }),
+        }
+    }
+
     /// The endpoint of `pod` for `family`, or an error when its Node is missing (and the
     /// Service does not publish not-ready addresses).
     fn endpoint_for(
@@ -298,18 +410,7 @@ impl ServiceSlices {
         family: Family,
         hostname: bool,
     ) -> Result<Option<Endpoint>, SyncError> {
-        let zone = match check_node(nodes, pod) {
-            NodeCheck::Found(z) => z,
-            NodeCheck::Missing if self.info.publish_not_ready => None,
-            NodeCheck::Missing => {
-                return Err(SyncError::NodeNotFound {
-                    pod: pod.metadata.name().to_owned(),
-                    namespace: self.info.namespace.clone(),
-                    service: self.info.name.clone(),
-                    node: pod.spec().node_name().to_owned(),
-                });
-            }
-        };
+        let zone = self.zone_for(pod, nodes)?;
         Ok(build_endpoint(
             pod,
             self.info.publish_not_ready,
@@ -333,6 +434,9 @@ impl ServiceSlices {
         self.members = members;
         self.pods.clear();
         self.pending_pods = pod_entries;
+        // The endpoint index is rebuilt on the next one-pod change: before this sync the
+        // slices may hold anything (duplicates included), which the index does not follow.
+        self.index = None;
         self.commit(draft, names)
     }
 
@@ -392,25 +496,30 @@ impl ServiceSlices {
             *members.entry(key).or_insert(0) += 1;
             let hostname = hostname_for(pod, &self.info.name, &self.info.namespace);
             let mut entry = PodEntry { key, ids: [None; 2] };
+            let zone = self.zone_for(pod, nodes);
             for &f in &families {
-                match self.endpoint_for(pod, nodes, f, hostname) {
-                    Ok(Some(ep)) => {
-                        let id = EndpointId::of(&ep);
-                        entry.ids[f.index()] = Some(id);
-                        let w = desired.entry((f, key)).or_insert_with(|| {
-                            if with_slices.contains(&(f, key)) {
-                                Wanted::Set(DesiredSet::with_capacity(if numeric { n_pods } else { 0 }))
-                            } else {
-                                Wanted::Direct(Direct::default())
-                            }
-                        });
-                        match w {
-                            Wanted::Set(set) => set.insert(id, ep),
-                            Wanted::Direct(d) => d.insert(id, ep, max, n_pods + 1 - seen),
-                        }
+                let z = match &zone {
+                    Ok(z) => *z,
+                    Err(e) => {
+                        errors.push(e.clone());
+                        continue;
                     }
-                    Ok(None) => {}
-                    Err(e) => errors.push(e),
+                };
+                let Some(ep) = build_endpoint(pod, self.info.publish_not_ready, hostname, z, f) else {
+                    continue;
+                };
+                let id = EndpointId::of(&ep);
+                entry.ids[f.index()] = Some(id);
+                let w = desired.entry((f, key)).or_insert_with(|| {
+                    if with_slices.contains(&(f, key)) {
+                        Wanted::Set(DesiredSet::with_capacity(if numeric { n_pods } else { 0 }))
+                    } else {
+                        Wanted::Direct(Direct::new(track_pods, if numeric { n_pods } else { 0 }))
+                    }
+                });
+                match w {
+                    Wanted::Set(set) => set.insert(id, ep),
+                    Wanted::Direct(d) => d.insert(id, ep, max, n_pods + 1 - seen),
                 }
             }
             if track_pods {
@@ -427,16 +536,18 @@ impl ServiceSlices {
                 &members,
                 |state, key, slices, out| match desired.remove(&(f, key)) {
                     Some(Wanted::Direct(d)) if slices.is_empty() => {
+                        let mut ids = d.ids.map(Vec::into_iter);
                         for eps in d.slices {
                             let mut s = state.info.new_slice(state.keys.get(key).0.clone(), f);
                             s.endpoints = Some(eps);
-                            out.create.push(s);
+                            out.create
+                                .push(Written::new(s, ids.as_mut().and_then(Iterator::next)));
                         }
                     }
                     Some(Wanted::Direct(d)) => {
                         let mut set = DesiredSet::default();
-                        for (id, ep) in d.slices.into_iter().flatten().map(|ep| (EndpointId::of(&ep), ep)) {
-                            set.insert(id, ep);
+                        for ep in d.slices.into_iter().flatten() {
+                            set.insert(EndpointId::of(&ep), ep);
                         }
                         state.group_full(f, key, slices, set, out);
                     }
@@ -510,13 +621,15 @@ impl ServiceSlices {
             if same {
                 out.delete.clear();
             } else {
-                out.create.push(placeholder);
+                out.create.push(Written::new(placeholder, Some(Vec::new())));
             }
         }
 
         if !self.info.keep_hints {
-            for s in out.create.iter_mut().chain(out.update.iter_mut().map(|(_, s)| s)) {
-                strip_hints(s);
+            // New slices hold only endpoints built from Pods, which carry no hints; updates may
+            // keep existing endpoints.
+            for (_, w) in &mut out.update {
+                strip_hints(&mut w.slice);
             }
             if full {
                 let mut extra = Vec::new();
@@ -528,9 +641,9 @@ impl ServiceSlices {
                         continue;
                     }
                     if e.slice.endpoints().iter().any(|ep| ep.hints.is_some()) {
-                        let mut s = e.slice.clone();
+                        let mut s = EndpointSlice::clone(&e.slice);
                         strip_hints(&mut s);
-                        extra.push((seq, s));
+                        extra.push((seq, Written::new(s, Some(e.ids.clone()))));
                     }
                 }
                 out.update.extend(extra);
@@ -546,9 +659,9 @@ impl ServiceSlices {
                 .get(&seq)
                 .is_some_and(|e| e.owned && e.family == Some(family));
             if recyclable {
-                if let Some(mut s) = out.create.pop() {
-                    s.metadata.name = self.slices.get(&seq).and_then(|e| e.slice.metadata.name.clone());
-                    out.update.push((seq, s));
+                if let Some(mut w) = out.create.pop() {
+                    w.slice.metadata.name = self.slices.get(&seq).and_then(|e| e.slice.metadata.name.clone());
+                    out.update.push((seq, w));
                     out.delete.remove(i);
                 }
             } else {
@@ -558,8 +671,8 @@ impl ServiceSlices {
         if self.info.deleting {
             out.create.clear();
         }
-        for s in out.create.iter_mut().chain(out.update.iter_mut().map(|(_, s)| s)) {
-            self.stamp_trigger_time(s);
+        for w in out.create.iter_mut().chain(out.update.iter_mut().map(|(_, w)| w)) {
+            self.stamp_trigger_time(&mut w.slice);
         }
         out
     }
@@ -581,12 +694,13 @@ impl ServiceSlices {
 
     /// `reconcileByPortMapping`, step 1 over every existing endpoint.
     fn group_full(&self, family: Family, key: u32, slices: &[u32], mut desired: DesiredSet, out: &mut Draft) {
-        let mut updates: Vec<(u32, EndpointSlice)> = Vec::new();
+        let mut updates: Vec<(u32, Written)> = Vec::new();
         let mut unchanged: Vec<u32> = Vec::new();
         for &seq in slices {
             let Some(e) = self.slices.get(&seq) else { continue };
             let old = e.slice.endpoints();
             let mut kept: Vec<Endpoint> = Vec::with_capacity(old.len());
+            let mut kept_ids: Vec<EndpointId> = Vec::with_capacity(old.len());
             let mut changed = false;
             for (ep, id) in old.iter().zip(&e.ids) {
                 if let Some(d) = desired.take(*id) {
@@ -594,6 +708,7 @@ impl ServiceSlices {
                         changed = true;
                     }
                     kept.push(d);
+                    kept_ids.push(*id);
                 }
             }
             let (labels, labels_changed) = self.info.slice_labels(e.slice.metadata.labels.as_ref());
@@ -604,12 +719,12 @@ impl ServiceSlices {
                     let mut s = copy_without_endpoints(&e.slice);
                     s.endpoints = Some(kept);
                     s.metadata.labels = Some(labels);
-                    updates.push((seq, s));
+                    updates.push((seq, Written::new(s, Some(kept_ids))));
                 }
             } else if labels_changed {
-                let mut s = e.slice.clone();
+                let mut s = EndpointSlice::clone(&e.slice);
                 s.metadata.labels = Some(labels);
-                updates.push((seq, s));
+                updates.push((seq, Written::new(s, Some(e.ids.clone()))));
             } else {
                 unchanged.push(seq);
             }
@@ -645,7 +760,7 @@ impl ServiceSlices {
         for (id, ep) in delta.changed {
             desired.insert(id, ep);
         }
-        let mut updates: Vec<(u32, EndpointSlice)> = Vec::new();
+        let mut updates: Vec<(u32, Written)> = Vec::new();
         let mut unchanged: Vec<u32> = Vec::new();
         for &seq in slices {
             if !touched.contains(&seq) {
@@ -654,59 +769,67 @@ impl ServiceSlices {
             }
             let Some(e) = self.slices.get(&seq) else { continue };
             // The endpoints were moved out of the state for this sync; they go back unless the
-            // slice is rewritten.
-            let old = match taken.remove(&seq) {
+            // slice is rewritten, and a rewrite edits them in place.
+            let mut eps = match taken.remove(&seq) {
                 Some(v) => v,
                 None => e.slice.endpoints().to_vec(),
             };
-            let n_old = old.len();
-            let mut kept: Vec<Endpoint> = Vec::with_capacity(n_old);
-            let mut dropped: Vec<Endpoint> = Vec::new();
-            let mut originals: Vec<(usize, Endpoint)> = Vec::new();
-            let mut changed = false;
-            for (ep, &id) in old.into_iter().zip(&e.ids) {
-                if delta.removed.contains(&id) {
-                    dropped.push(ep);
+            // Where the Pod's endpoints sit: positions to drop, and positions whose endpoint
+            // the desired one replaces (the first occurrence of a desired identity).
+            let mut drop_at: SmallVec<[usize; 2]> = SmallVec::new();
+            let mut replace_at: SmallVec<[(usize, EndpointId); 2]> = SmallVec::new();
+            for (i, id) in e.ids.iter().enumerate() {
+                if delta.removed.contains(id) {
+                    drop_at.push(i);
+                } else if desired.contains(*id) && !replace_at.iter().any(|(_, r)| r == id) {
+                    replace_at.push((i, *id));
+                }
+            }
+            let changed = replace_at.iter().any(|&(i, id)| {
+                desired
+                    .get(id)
+                    .zip(eps.get(i))
+                    .is_some_and(|(d, old)| !endpoints_equal_beyond_id(d, old))
+            });
+            let (labels, labels_changed) = self.info.slice_labels(e.slice.metadata.labels.as_ref());
+            if changed || !drop_at.is_empty() {
+                if drop_at.len() == eps.len() {
+                    taken.insert(seq, eps);
+                    out.delete.push(seq);
                     continue;
                 }
-                match desired.take(id) {
-                    Some(d) => {
-                        if !endpoints_equal_beyond_id(&d, &ep) {
-                            changed = true;
-                        }
-                        originals.push((kept.len(), ep));
-                        kept.push(d);
+                let mut ids = e.ids.clone();
+                for &(i, id) in &replace_at {
+                    if let (Some(d), Some(slot)) = (desired.take(id), eps.get_mut(i)) {
+                        *slot = d;
                     }
-                    None => kept.push(ep),
                 }
-            }
-            let (labels, labels_changed) = self.info.slice_labels(e.slice.metadata.labels.as_ref());
-            if changed || kept.len() != n_old {
-                if kept.is_empty() {
-                    taken.insert(seq, dropped);
-                    out.delete.push(seq);
-                } else {
-                    let mut s = copy_without_endpoints(&e.slice);
-                    s.endpoints = Some(kept);
-                    s.metadata.labels = Some(labels);
-                    updates.push((seq, s));
+                for &i in drop_at.iter().rev() {
+                    if i < eps.len() {
+                        eps.remove(i);
+                    }
+                    if i < ids.len() {
+                        ids.remove(i);
+                    }
                 }
+                let mut s = copy_without_endpoints(&e.slice);
+                s.endpoints = Some(eps);
+                s.metadata.labels = Some(labels);
+                updates.push((seq, Written::new(s, Some(ids))));
                 continue;
             }
-            for (pos, ep) in originals {
-                if let Some(slot) = kept.get_mut(pos) {
-                    *slot = ep;
-                }
+            for &(_, id) in &replace_at {
+                desired.take(id);
             }
             if labels_changed {
                 let mut s = copy_without_endpoints(&e.slice);
-                s.endpoints = Some(kept.clone());
+                s.endpoints = Some(eps.clone());
                 s.metadata.labels = Some(labels);
-                updates.push((seq, s));
+                updates.push((seq, Written::new(s, Some(e.ids.clone()))));
             } else {
                 unchanged.push(seq);
             }
-            taken.insert(seq, kept);
+            taken.insert(seq, eps);
         }
         unchanged.sort_unstable();
         self.fill(family, key, desired, updates, unchanged, Some(taken), out);
@@ -722,7 +845,7 @@ impl ServiceSlices {
         family: Family,
         key: u32,
         mut desired: DesiredSet,
-        mut updates: Vec<(u32, EndpointSlice)>,
+        mut updates: Vec<(u32, Written)>,
         mut unchanged: Vec<u32>,
         mut taken: Option<&mut FastMap<u32, Vec<Endpoint>>>,
         out: &mut Draft,
@@ -730,15 +853,14 @@ impl ServiceSlices {
         let max = self.options.max_endpoints_per_slice;
         if desired.len() > 0 && !updates.is_empty() {
             let mut order: Vec<usize> = (0..updates.len()).collect();
-            order.sort_by_key(|&i| std::cmp::Reverse(updates[i].1.endpoints().len()));
+            order.sort_by_key(|&i| std::cmp::Reverse(updates[i].1.len()));
             for i in order {
-                let Some((_, s)) = updates.get_mut(i) else {
+                let Some((_, w)) = updates.get_mut(i) else {
                     continue;
                 };
-                let eps = s.endpoints.get_or_insert_with(Vec::new);
-                while eps.len() < max {
+                while w.len() < max {
                     match desired.pop() {
-                        Some(ep) => eps.push(ep),
+                        Some((id, ep)) => w.push(id, ep),
                         None => break,
                     }
                 }
@@ -749,7 +871,7 @@ impl ServiceSlices {
             if desired.len() < max && !unchanged.is_empty() {
                 target = self.slice_to_fill(&unchanged, desired.len(), max);
             }
-            let (seq, mut s) = match target {
+            let (seq, mut w) = match target {
                 Some(i) => {
                     let seq = unchanged.remove(i);
                     let Some(e) = self.slices.get(&seq) else { continue };
@@ -758,25 +880,48 @@ impl ServiceSlices {
                         Some(v) => v,
                         None => e.slice.endpoints().to_vec(),
                     });
-                    (Some(seq), s)
+                    (Some(seq), Written::new(s, Some(e.ids.clone())))
                 }
-                None => (None, self.info.new_slice(self.keys.get(key).0.clone(), family)),
+                None => {
+                    let s = self.info.new_slice(self.keys.get(key).0.clone(), family);
+                    (None, Written::new(s, Some(Vec::new())))
+                }
             };
-            let eps = s.endpoints.get_or_insert_with(Vec::new);
-            eps.reserve(desired.len().min(max.saturating_sub(eps.len())));
-            while eps.len() < max {
+            let room = desired.len().min(max.saturating_sub(w.len()));
+            w.slice.endpoints.get_or_insert_with(Vec::new).reserve(room);
+            if let Some(ids) = &mut w.ids {
+                ids.reserve(room);
+            }
+            while w.len() < max {
                 match desired.pop() {
-                    Some(ep) => eps.push(ep),
+                    Some((id, ep)) => w.push(id, ep),
                     None => break,
                 }
             }
             match seq {
-                Some(seq) => updates.push((seq, s)),
-                None => out.create.push(s),
+                Some(seq) => updates.push((seq, w)),
+                None => out.create.push(w),
             }
         }
         updates.sort_by_key(|(seq, _)| *seq);
         out.update.extend(updates);
+    }
+
+    /// The slice [`ServiceSlices::slice_to_fill`] would pick for `n` new endpoints of group
+    /// `key` when no slice of the group is rewritten.
+    fn fill_candidate(&self, family: Family, key: u32, n: usize) -> Option<u32> {
+        let max = self.options.max_endpoints_per_slice;
+        if n >= max {
+            return None;
+        }
+        let group: Vec<u32> = self
+            .slices
+            .iter()
+            .filter(|(_, e)| e.owned && e.family == Some(family) && e.key == key)
+            .map(|(&seq, _)| seq)
+            .collect();
+        self.slice_to_fill(&group, n, max)
+            .and_then(|i| group.get(i).copied())
     }
 
     /// `getSliceToFill`: the unchanged slice that is closest to full once `n` endpoints are
@@ -913,8 +1058,35 @@ impl ServiceSlices {
                             && let Some(e) = self.slices.get_mut(&seq)
                             && e.key == *k
                         {
-                            taken.insert(seq, e.slice.endpoints.take().unwrap_or_default());
+                            // In place when no plan shares the slice any more.
+                            let body = Arc::make_mut(&mut e.slice);
+                            taken.insert(seq, body.endpoints.take().unwrap_or_default());
                         }
+                    }
+                }
+                // An endpoint no slice of its group holds goes into the unchanged slice that
+                // `getSliceToFill` picks: move that one's endpoints out too.
+                for (k, d) in &deltas {
+                    if self.members.get(k).is_none_or(|n| *n == 0) {
+                        continue;
+                    }
+                    let in_group = |id: &EndpointId| {
+                        ix.get(&(f, *id))
+                            .and_then(|seq| self.slices.get(seq))
+                            .is_some_and(|e| e.key == *k)
+                    };
+                    let homeless = d.changed.iter().filter(|(id, _)| !in_group(id)).count();
+                    if homeless == 0
+                        || d.removed.iter().any(in_group)
+                        || d.changed.iter().any(|(id, _)| in_group(id))
+                    {
+                        continue;
+                    }
+                    if let Some(seq) = self.fill_candidate(f, *k, homeless)
+                        && let Some(e) = self.slices.get_mut(&seq)
+                    {
+                        let body = Arc::make_mut(&mut e.slice);
+                        taken.insert(seq, body.endpoints.take().unwrap_or_default());
                     }
                 }
             }
@@ -930,7 +1102,7 @@ impl ServiceSlices {
             );
             for (seq, v) in taken {
                 if let Some(e) = self.slices.get_mut(&seq) {
-                    e.slice.endpoints = Some(v);
+                    Arc::make_mut(&mut e.slice).endpoints = Some(v);
                 }
             }
             draft.create.extend(d.create);
@@ -950,10 +1122,23 @@ impl ServiceSlices {
 
     // ----- applying ------------------------------------------------------------------------
 
-    fn to_plan(&self, draft: Draft, names: &mut dyn NameSource) -> (Plan, Vec<(u32, EndpointSlice)>) {
-        let mut taken: Vec<String> = Vec::new();
-        let mut create = draft.create;
-        for s in &mut create {
+    /// Names the creates and turns the draft into a plan; also gives the updates and the
+    /// identities known for the creates, for [`ServiceSlices::commit`].
+    #[allow(clippy::type_complexity)]
+    fn to_plan(
+        &self,
+        draft: Draft,
+        names: &mut dyn NameSource,
+    ) -> (
+        Plan,
+        Vec<(u32, Arc<EndpointSlice>, Option<Vec<EndpointId>>)>,
+        Vec<Option<Vec<EndpointId>>>,
+    ) {
+        // Names given in this plan (a set: a 10,000-Pod Service creates 100 slices).
+        let mut taken: FastSet<String> = FastSet::default();
+        let mut create = Vec::with_capacity(draft.create.len());
+        let mut create_ids = Vec::with_capacity(draft.create.len());
+        for Written { slice: mut s, ids } in draft.create {
             let prefix = s.metadata.generate_name.clone().unwrap_or_default();
             let mut attempt = 0u32;
             let name = loop {
@@ -974,57 +1159,86 @@ impl ServiceSlices {
                     break fallback;
                 }
             };
-            taken.push(name.clone());
+            taken.insert(name.clone());
             s.metadata.name = Some(name);
+            create.push(Arc::new(s));
+            create_ids.push(ids);
         }
+        let updates: Vec<(u32, Arc<EndpointSlice>, Option<Vec<EndpointId>>)> = draft
+            .update
+            .into_iter()
+            .map(|(seq, w)| (seq, Arc::new(w.slice), w.ids))
+            .collect();
         let plan = Plan {
             create,
-            update: draft.update.iter().map(|(_, s)| s.clone()).collect(),
+            update: updates.iter().map(|(_, s, _)| Arc::clone(s)).collect(),
             delete: draft
                 .delete
                 .iter()
-                .filter_map(|seq| self.slices.get(seq).map(|e| e.slice.clone()))
+                .filter_map(|seq| self.slices.get(seq).map(|e| Arc::clone(&e.slice)))
                 .collect(),
             errors: draft.errors,
         };
-        (plan, draft.update)
+        (plan, updates, create_ids)
     }
 
     /// Names the creates, applies the draft to the state and returns the plan.
     fn commit(&mut self, draft: Draft, names: &mut dyn NameSource) -> Plan {
         let deletes = draft.delete.clone();
-        let (plan, updates) = self.to_plan(draft, names);
-        // Forget the endpoints of every slice rewritten or removed, then record the new ones.
-        for &seq in deletes.iter().chain(updates.iter().map(|(s, _)| s)) {
-            if let (Some(ix), Some(e)) = (self.index.as_mut(), self.slices.get(&seq))
-                && let Some(f) = e.family
-            {
-                for id in &e.ids {
-                    let k = (f, *id);
-                    if ix.get(&k) == Some(&seq) {
-                        ix.remove(&k);
+        let (plan, updates, create_ids) = self.to_plan(draft, names);
+        // Keep the endpoint index in step: forget the identities a slice loses, then record
+        // the ones it gains. A rewrite edits a slice in one place (an endpoint replaced, dropped
+        // or appended), so only the span between the unchanged head and tail is looked at.
+        let mut gained: Vec<(u32, Family, Vec<EndpointId>)> = Vec::new();
+        if let Some(ix) = self.index.as_mut() {
+            for &seq in &deletes {
+                if let Some(e) = self.slices.get(&seq)
+                    && let Some(f) = e.family
+                {
+                    forget(ix, f, &e.ids, seq);
+                }
+            }
+            for (seq, _, ids) in &updates {
+                if let Some(e) = self.slices.get(seq)
+                    && let Some(f) = e.family
+                {
+                    match ids {
+                        Some(new) => {
+                            let (old_mid, new_mid) = changed_spans(&e.ids, new);
+                            forget(ix, f, old_mid, *seq);
+                            gained.push((*seq, f, new_mid.to_vec()));
+                        }
+                        None => forget(ix, f, &e.ids, *seq),
                     }
                 }
             }
         }
         for seq in deletes {
             if let Some(e) = self.slices.remove(&seq)
-                && let Some(n) = e.slice.metadata.name
+                && let Some(n) = e.slice.metadata.name.as_deref()
             {
-                self.by_name.remove(&n);
+                self.by_name.remove(n);
             }
         }
-        let mut touched: Vec<u32> = Vec::new();
-        for (seq, s) in updates {
-            let e = self.make_entry(s);
+        let mut all_ids: Vec<u32> = Vec::new();
+        for (seq, s, ids) in updates {
+            let known = ids.is_some();
+            let e = self.make_entry(s, ids);
             self.slices.insert(seq, e);
-            touched.push(seq);
+            if !known {
+                all_ids.push(seq);
+            }
         }
-        for s in &plan.create {
-            touched.push(self.insert_entry(s.clone()));
+        for (s, ids) in plan.create.iter().zip(create_ids) {
+            all_ids.push(self.insert_entry(Arc::clone(s), ids));
         }
         if let Some(ix) = self.index.as_mut() {
-            for seq in touched {
+            for (seq, f, ids) in gained {
+                for id in ids {
+                    ix.insert((f, id), seq);
+                }
+            }
+            for seq in all_ids {
                 if let Some(e) = self.slices.get(&seq)
                     && let Some(f) = e.family
                 {
@@ -1036,6 +1250,29 @@ impl ServiceSlices {
         }
         plan
     }
+}
+
+/// Removes `ids` of slice `seq` from the index (those the index gives to another slice stay).
+fn forget(ix: &mut FastMap<(Family, EndpointId), u32>, f: Family, ids: &[EndpointId], seq: u32) {
+    for id in ids {
+        let k = (f, *id);
+        if ix.get(&k) == Some(&seq) {
+            ix.remove(&k);
+        }
+    }
+}
+
+/// The parts of `old` and `new` between their common head and common tail.
+fn changed_spans<'a>(old: &'a [EndpointId], new: &'a [EndpointId]) -> (&'a [EndpointId], &'a [EndpointId]) {
+    let head = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let (old, new) = (&old[head..], &new[head..]);
+    let tail = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    (&old[..old.len() - tail], &new[..new.len() - tail])
 }
 
 /// A slice with everything but its endpoints copied.
@@ -1052,7 +1289,9 @@ fn copy_without_endpoints(s: &EndpointSlice) -> EndpointSlice {
 
 fn strip_hints(s: &mut EndpointSlice) {
     for ep in s.endpoints.iter_mut().flatten() {
-        ep.hints = None;
+        if ep.hints.is_some() {
+            ep.hints = None;
+        }
     }
 }
 

@@ -89,7 +89,8 @@ pub(crate) struct ServiceInfo {
     pub publish_not_ready: bool,
     pub deleting: bool,
     pub keep_hints: bool,
-    pub selector: StringMap,
+    /// `spec.selector` as pairs (walked per Pod, faster than the map).
+    pub selector: Vec<(String, String)>,
 }
 
 impl ServiceInfo {
@@ -139,14 +140,18 @@ impl ServiceInfo {
             publish_not_ready: spec.publish_not_ready_addresses.unwrap_or(false),
             deleting: m.deletion_timestamp.is_some(),
             keep_hints: hints_annotation || td_valid,
-            selector,
+            selector: selector.into_iter().collect(),
         })
     }
 
     /// True when the Service selects `pod` (same namespace, selector matches its labels).
     pub fn selects(&self, pod: &Pod) -> bool {
+        let labels = pod.metadata.labels.as_ref();
         pod.metadata.namespace() == self.namespace
-            && selector_matches(&self.selector, pod.metadata.labels.as_ref())
+            && self
+                .selector
+                .iter()
+                .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
     }
 
     pub fn owner_reference(&self) -> OwnerReference {

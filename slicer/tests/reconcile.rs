@@ -36,7 +36,7 @@ fn pods(n: usize) -> Vec<Pod> {
         .collect()
 }
 
-fn counts(slices: &[svcnet_model::EndpointSlice]) -> Vec<usize> {
+fn counts<S: std::ops::Deref<Target = svcnet_model::EndpointSlice>>(slices: &[S]) -> Vec<usize> {
     let mut c: Vec<usize> = slices.iter().map(|s| s.endpoints().len()).collect();
     c.sort_unstable();
     c
@@ -52,7 +52,7 @@ fn from_scratch_then_steady() {
         (plan.create.len(), plan.update.len(), plan.delete.len()),
         (3, 0, 0)
     );
-    assert_eq!(counts(&current(&state)), [50, 100, 100]);
+    assert_eq!(counts(&state.slices().collect::<Vec<_>>()), [50, 100, 100]);
     let s = &plan.create[0];
     assert_eq!(s.metadata.generate_name.as_deref(), Some("web-"));
     assert!(s.metadata.name.as_deref().unwrap().starts_with("web-"));
@@ -121,6 +121,30 @@ fn one_pod_changes_touch_one_slice() {
     assert_eq!(plan.update[0].endpoints().len(), 100);
     ps.push(newcomer);
     assert!(state.sync(&ps, &nodes(), &mut names).is_empty());
+}
+
+#[test]
+fn a_pod_given_twice_counts_once_with_its_last_state() {
+    let svc = service(&["IPv4"], IntOrString::Int(8080));
+    let mut ps = pods(250);
+    let mut again = ps[7].clone();
+    again.status.as_mut().unwrap().conditions = None;
+    ps.push(again);
+    ps.push(ps[120].clone());
+    let opts = Options::default();
+    let plan = reconcile(&svc, &ps, &nodes(), [], &opts, &mut SequentialNames::new()).unwrap();
+    assert_eq!(counts(&plan.create), [50, 100, 100]);
+    let first = &plan.create[0].endpoints()[7];
+    assert_eq!(first.target_ref.as_ref().unwrap().name.as_deref(), Some("p7"));
+    assert_eq!(
+        first.conditions.ready,
+        Some(false),
+        "the later copy replaces it in place"
+    );
+    // The same through an existing slice (the matching path).
+    let existing = owned(&plan.create);
+    let replan = reconcile(&svc, &ps, &nodes(), existing, &opts, &mut SequentialNames::new()).unwrap();
+    assert!(replan.is_empty());
 }
 
 #[test]
@@ -272,13 +296,17 @@ fn hints_removed_unless_asked_for() {
         &mut SequentialNames::new(),
     )
     .unwrap();
-    first.create[0].endpoints.as_mut().unwrap()[0].hints = Some(EndpointHints {
+    std::sync::Arc::make_mut(&mut first.create[0])
+        .endpoints
+        .as_mut()
+        .unwrap()[0]
+        .hints = Some(EndpointHints {
         for_zones: Some(vec![ForZone {
             name: "zone-a".into(),
         }]),
         for_nodes: None,
     });
-    let existing = first.create.clone();
+    let existing = owned(&first.create);
     let plan = reconcile(
         &svc,
         &ps,
@@ -356,7 +384,7 @@ fn mirroring_rules() {
     let v6 = m.plan.create.iter().find(|s| s.address_type == "IPv6").unwrap();
     assert_eq!(v6.endpoints()[0].addresses, ["fd00::1"], "re-stringified");
     assert_eq!(m.events, [MirrorEvent::InvalidIpAddress { skipped: 1 }]);
-    let existing = m.plan.create.clone();
+    let existing = owned(&m.plan.create);
     assert!(
         mirror(Some(&svc), Some(&eps), &existing, &opts, &mut names)
             .plan

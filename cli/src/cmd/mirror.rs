@@ -101,10 +101,10 @@ fn applied(existing: &[EndpointSlice], plan: &Plan) -> Vec<EndpointSlice> {
             plan.update
                 .iter()
                 .find(|u| name(u) == name(s))
-                .unwrap_or(s)
+                .map_or(s, |u| &**u)
                 .clone()
         })
         .collect();
-    out.extend(plan.create.iter().cloned());
+    out.extend(plan.create.iter().map(|s| EndpointSlice::clone(s)));
     out
 }

@@ -1,6 +1,7 @@
 //! `svcnet slice`: the EndpointSlice plan of every Service with a selector in the input.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 use svcnet_model::{ENDPOINTS_OVER_CAPACITY_ANNOTATION, EndpointSlice, Endpoints, ObjectSet};
@@ -159,13 +160,18 @@ pub(crate) fn print_plan(
     }
 }
 
+/// Shared slices as plain references, for serializing.
+fn plain(list: &[Arc<EndpointSlice>]) -> Vec<&EndpointSlice> {
+    list.iter().map(|s| &**s).collect()
+}
+
 /// The JSON form of a plan: `create`, `update`, `delete`, `error`, plus `counts`, the `slices`
 /// after the plan, and `events` when there are any.
 fn plan_json(plan: &Plan, after: &[EndpointSlice], events: &[Value]) -> Value {
     let mut v = json!({
-        "create": plan.create,
-        "update": plan.update,
-        "delete": plan.delete,
+        "create": plain(&plan.create),
+        "update": plain(&plan.update),
+        "delete": plain(&plan.delete),
         "error": plan.error_message(),
         "counts": {
             "create": plan.create.len(),

@@ -83,12 +83,16 @@ pub fn apply(before: &[EndpointSlice], plan: &Plan) -> Vec<EndpointSlice> {
             plan.update
                 .iter()
                 .find(|u| u.metadata.name == s.metadata.name)
-                .cloned()
-                .unwrap_or_else(|| s.clone())
+                .map_or_else(|| s.clone(), |u| EndpointSlice::clone(u))
         })
         .collect();
-    out.extend(plan.create.iter().cloned());
+    out.extend(plan.create.iter().map(|s| EndpointSlice::clone(s)));
     out
+}
+
+/// Plain copies of a plan's shared slices.
+pub fn owned(slices: &[std::sync::Arc<EndpointSlice>]) -> Vec<EndpointSlice> {
+    slices.iter().map(|s| EndpointSlice::clone(s)).collect()
 }
 
 pub fn current(state: &ServiceSlices) -> Vec<EndpointSlice> {
