@@ -72,3 +72,41 @@ fn unknown_fields_are_ignored() {
     let svc: Service = serde_json::from_value(v).expect("unknown fields ignored");
     assert_eq!(svc.spec().ports()[0].port, 80);
 }
+
+#[test]
+fn shop_slices_are_in_steady_state() {
+    // The example's EndpointSlices are what the controller (with hinting) would write: a sync
+    // plans nothing.
+    let run = common::svcnet(&["slice", "--output", "json", &shop_path()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let plan = common::first_json(&run.stdout).expect("json");
+    for k in ["create", "update", "delete"] {
+        assert_eq!(plan[k].as_array().map(Vec::len), Some(0), "{k}: {}", plan[k]);
+    }
+}
+
+#[test]
+fn slice_fills_prefer_close_hints_within_the_sync() {
+    let input = serde_json::json!({"kind": "List", "items": [
+        {"kind": "Service", "metadata": {"name": "web", "namespace": "shop"},
+         "spec": {"selector": {"app": "web"}, "clusterIP": "10.96.0.5", "ipFamilies": ["IPv4"],
+                  "trafficDistribution": "PreferClose",
+                  "ports": [{"name": "http", "port": 80, "targetPort": 8080}]}},
+        {"kind": "Node", "metadata": {"name": "n1", "labels": {"topology.kubernetes.io/zone": "z1"}},
+         "status": {"allocatable": {"cpu": "2"}, "conditions": [{"type": "Ready", "status": "True"}]}},
+        {"kind": "Pod", "metadata": {"name": "web-0", "namespace": "shop", "labels": {"app": "web"}},
+         "spec": {"nodeName": "n1"},
+         "status": {"phase": "Running", "podIP": "10.0.0.5",
+                    "conditions": [{"type": "Ready", "status": "True"}]}}
+    ]});
+    let dir = common::scratch_dir("hints-in-slice");
+    let path = common::write_json(&dir, "in.json", &input);
+    let run = common::svcnet(&["slice", "--output", "json", &path]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let plan = common::first_json(&run.stdout).expect("json");
+    let created = plan["create"].as_array().expect("create");
+    assert_eq!(created.len(), 1, "{plan}");
+    let ep = &created[0]["endpoints"][0];
+    assert_eq!(ep["zone"], "z1");
+    assert_eq!(ep["hints"]["forZones"][0]["name"], "z1", "{ep}");
+}

@@ -4,7 +4,9 @@
 use std::net::Ipv6Addr;
 
 use smallvec::SmallVec;
-use svcnet_model::{Endpoint, EndpointConditions, ObjectReference, Pod, Service, address_type, pod_phase};
+use svcnet_model::{
+    Endpoint, EndpointConditions, ObjectReference, Pod, PodIp, Service, address_type, pod_phase,
+};
 
 use crate::hash::Hash128;
 use crate::nodes::{NodeLookup, NodeZones};
@@ -147,7 +149,18 @@ pub(crate) fn build_endpoint(
     node_zone: Option<&str>,
     family: Family,
 ) -> Option<Endpoint> {
-    let ips = pod.status.as_ref()?.pod_ips.as_deref()?;
+    let status = pod.status.as_ref()?;
+    // The API server's v1 conversion fills `podIPs` from a lone `podIP`; read such a Pod the same.
+    let from_pod_ip;
+    let ips: &[PodIp] = match status.pod_ips.as_deref() {
+        Some(ips) if !ips.is_empty() => ips,
+        _ => {
+            from_pod_ip = [PodIp {
+                ip: status.pod_ip.clone().filter(|ip| !ip.is_empty())?,
+            }];
+            &from_pod_ip
+        }
+    };
     let mine = |ip: &&str| is_ipv6_text(ip) == (family == Family::V6);
     let addresses: Vec<String> = match ips {
         // The usual case: one IP per family.
@@ -417,6 +430,17 @@ mod tests {
         let mut p = pod(&[]);
         p.status.as_mut().unwrap().pod_ips = None;
         assert!(!pod_is_endpoint_candidate(&p, true));
+    }
+
+    #[test]
+    fn a_lone_pod_ip_reads_as_pod_ips() {
+        let mut p = pod(&[]);
+        let st = p.status.as_mut().unwrap();
+        st.pod_ips = None;
+        st.pod_ip = Some("10.9.8.7".into());
+        let e = pod_to_endpoint(&p, &svc(), None, Family::V4).expect("endpoint from podIP");
+        assert_eq!(e.addresses, vec!["10.9.8.7".to_string()]);
+        assert!(pod_to_endpoint(&p, &svc(), None, Family::V6).is_none());
     }
 
     #[test]

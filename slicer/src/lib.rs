@@ -29,8 +29,11 @@
 //! ## Non-features
 //! This crate never talks to an API server, watches, sleeps or reads a clock: the trigger time
 //! and the names of new slices are inputs ([`Options::trigger_time`], a [`NameSource`]).
-//! Topology hints are not computed here (see `svcnet-topology`); the slicer only removes hints
-//! from the slices it writes when the Service does not ask for them, as Kubernetes does.
+//! Topology hints are not computed here; the slicer only removes hints from the slices it writes
+//! when the Service does not ask for them. Kubernetes fills hints within the same sync: to do the
+//! same, hand each address type's creates, updates and unchanged slices to
+//! `svcnet_topology::reconcile_hints` (its `SliceSet` has exactly those three lists) and write
+//! its result back into the plan; `svcnet slice` does this.
 //!
 //! ## Example
 //! ```

@@ -1,11 +1,15 @@
 //! `svcnet slice`: the EndpointSlice plan of every Service with a selector in the input.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use svcnet_model::{ENDPOINTS_OVER_CAPACITY_ANNOTATION, EndpointSlice, Endpoints, ObjectSet};
+use svcnet_model::{
+    ENDPOINTS_OVER_CAPACITY_ANNOTATION, EndpointSlice, Endpoints, ObjectSet, Service, address_type,
+};
 use svcnet_slicer::{NodeZones, Options, Plan, SeededNames, ServiceSlices, SliceError, legacy_endpoints};
+use svcnet_topology::{HintsOptions, Mechanism, SliceSet, ZoneCapacity, choose_mechanism, reconcile_hints};
 
 use crate::error::CliError;
 use crate::input::read_set;
@@ -45,9 +49,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .map_err(|e| CliError::Usage(format!("--max-endpoints-per-slice: {e}")))?;
     options.trigger_time = args.trigger_time.clone();
     let set = read_set(&args.input)?;
-    let (plan, after) = plan_all(&set, &options, args.seed);
+    let (plan, after, events) = plan_all(&set, &options, args.seed);
     if !args.legacy_endpoints {
-        print_plan(&plan, &after, &[], args.output)?;
+        print_plan(&plan, &after, &events, args.output)?;
         return Ok(ExitCode::SUCCESS);
     }
     let legacy: Vec<Endpoints> = set
@@ -57,12 +61,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .collect();
     match args.output {
         Format::Json => {
-            let mut v = plan_json(&plan, &after, &[]);
+            let mut v = plan_json(&plan, &after, &events);
             v["endpoints"] = json!(legacy);
             print_json(&v)?;
         }
         Format::Text => {
-            print_plan(&plan, &after, &[], args.output)?;
+            print_plan(&plan, &after, &events, args.output)?;
             for e in &legacy {
                 let ready: usize = e
                     .subsets()
@@ -92,29 +96,117 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 }
 
 /// Plans every Service that has a selector (and is not `ExternalName`); also gives the slices of
-/// those Services once the plan is applied.
-fn plan_all(set: &ObjectSet, options: &Options, seed: u64) -> (Plan, Vec<EndpointSlice>) {
+/// those Services once the plan is applied, and the hint events.
+///
+/// As the EndpointSlice controller does within one sync, the slicer's plan then goes through
+/// topology hinting (svcnet-topology): hints are filled for `topology-mode: Auto` and
+/// `trafficDistribution`, removed otherwise, and that may move unchanged slices into updates.
+fn plan_all(set: &ObjectSet, options: &Options, seed: u64) -> (Plan, Vec<EndpointSlice>, Vec<Value>) {
     let nodes = NodeZones::from_nodes(&set.nodes);
+    let capacity = match ZoneCapacity::from_nodes(&set.nodes) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            eprintln!("svcnet: warning: topology hints not computed: {e}");
+            None
+        }
+    };
     let mut names = SeededNames::new(seed);
     let mut plan = Plan::default();
     let mut after = Vec::new();
+    let mut events = Vec::new();
     for svc in &set.services {
         let (ns, name) = (svc.metadata.namespace(), svc.metadata.name());
-        let existing = set
+        let existing: Vec<EndpointSlice> = set
             .endpoint_slices
             .iter()
             .filter(|s| labelled_for(s, ns, name))
-            .cloned();
+            .cloned()
+            .collect();
+        let populated = hints_populated(svc, &existing);
         match ServiceSlices::new(svc, existing, options.clone()) {
             Ok(mut state) => {
-                plan.extend(state.sync(&set.pods, &nodes, &mut names));
-                after.extend(state.slices().cloned());
+                let mut p = state.sync(&set.pods, &nodes, &mut names);
+                let mut mine: Vec<EndpointSlice> = state.slices().cloned().collect();
+                if let Some(capacity) = &capacity {
+                    events.extend(apply_hints(svc, &mut p, &mut mine, capacity, populated));
+                }
+                plan.extend(p);
+                after.extend(mine);
             }
             Err(SliceError::NoSelector { .. } | SliceError::ExternalName { .. }) => {}
             Err(e) => eprintln!("svcnet: warning: {e}"),
         }
     }
-    (plan, after)
+    (plan, after, events)
+}
+
+/// The controller's memory of annotation-driven hints is not in the input: hints found on the
+/// existing slices count as its own, unless trafficDistribution explains them.
+fn hints_populated(svc: &Service, existing: &[EndpointSlice]) -> bool {
+    let mechanism = choose_mechanism(svc, false).mechanism;
+    !matches!(mechanism, Mechanism::TrafficDistribution(_))
+        && existing.iter().any(|s| {
+            s.endpoints().iter().any(|e| {
+                e.hints
+                    .as_ref()
+                    .is_some_and(|h| h.for_zones.as_ref().is_some_and(|z| !z.is_empty()))
+            })
+        })
+}
+
+/// Runs hinting over one Service's plan, per address type, and writes the result back into the
+/// plan and the Service's slices after it. Returns the events hinting would emit.
+fn apply_hints(
+    svc: &Service,
+    plan: &mut Plan,
+    after: &mut [EndpointSlice],
+    capacity: &ZoneCapacity,
+    mut populated: bool,
+) -> Vec<Value> {
+    let mut events = Vec::new();
+    for at in [address_type::IPV4, address_type::IPV6] {
+        let of_type = |list: &[Arc<EndpointSlice>]| -> Vec<EndpointSlice> {
+            list.iter()
+                .filter(|s| s.address_type == at)
+                .map(|s| (**s).clone())
+                .collect()
+        };
+        let to_create = of_type(&plan.create);
+        let to_update = of_type(&plan.update);
+        let written: BTreeSet<&str> = to_create
+            .iter()
+            .chain(&to_update)
+            .map(|s| s.metadata.name())
+            .collect();
+        let unchanged: Vec<EndpointSlice> = after
+            .iter()
+            .filter(|s| s.address_type == at && !written.contains(s.metadata.name()))
+            .cloned()
+            .collect();
+        if to_create.is_empty() && to_update.is_empty() && unchanged.is_empty() {
+            continue;
+        }
+        let set = SliceSet {
+            to_create,
+            to_update,
+            unchanged,
+        };
+        let outcome = reconcile_hints(svc, at, set, capacity, populated, &HintsOptions::default());
+        populated = outcome.hints_populated;
+        events.extend(outcome.events.iter().filter_map(|e| serde_json::to_value(e).ok()));
+        let result = outcome.slices;
+        plan.create.retain(|s| s.address_type != at);
+        plan.create.extend(result.to_create.iter().cloned().map(Arc::new));
+        plan.update.retain(|s| s.address_type != at);
+        plan.update.extend(result.to_update.iter().cloned().map(Arc::new));
+        let by_name: BTreeMap<&str, &EndpointSlice> = result.iter().map(|s| (s.metadata.name(), s)).collect();
+        for s in after.iter_mut().filter(|s| s.address_type == at) {
+            if let Some(new) = by_name.get(s.metadata.name()) {
+                *s = (*new).clone();
+            }
+        }
+    }
+    events
 }
 
 /// Prints a plan, the slices after it is applied (and events, for mirroring) as JSON or text.
