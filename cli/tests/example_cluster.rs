@@ -110,3 +110,18 @@ fn slice_fills_prefer_close_hints_within_the_sync() {
     assert_eq!(ep["zone"], "z1");
     assert_eq!(ep["hints"]["forZones"][0]["name"], "z1", "{ep}");
 }
+
+#[test]
+fn bundled_alloc_scripts_run() {
+    let dir = format!("{}/../examples/alloc", env!("CARGO_MANIFEST_DIR"));
+    // The ClusterIP script has two operations that are refused on purpose: exit 1.
+    let run = common::svcnet(&["alloc", "--seed", "1", &format!("{dir}/cluster-ip.json")]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let out = common::first_json(&run.stdout).expect("json");
+    assert_eq!(out["results"][1]["error"], "allocated");
+    assert_eq!(out["results"][6]["value"], 10);
+    let run = common::svcnet(&["alloc", "--seed", "1", &format!("{dir}/node-port.json")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out = common::first_json(&run.stdout).expect("json");
+    assert_eq!(out["results"][4]["value"], 16);
+}
