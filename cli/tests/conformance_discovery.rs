@@ -25,19 +25,7 @@ fn record_key(r: &Value) -> (String, String, String) {
 }
 
 fn run_case(case: &Value, dir: &std::path::Path) -> Result<Value, String> {
-    let input = common::write_json(dir, "input.json", &case["input"]);
-    let sub = case["subcommand"].as_str().ok_or("no subcommand")?.to_owned();
-    let mut args: Vec<String> = vec![sub, "--output".into(), "json".into()];
-    for a in case["args"].as_array().into_iter().flatten() {
-        args.push(a.as_str().unwrap_or_default().to_owned());
-    }
-    args.push(input);
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = common::svcnet(&argv);
-    if run.stdout.trim().is_empty() {
-        return Err(format!("exit {}: {}", run.code, run.stderr.trim()));
-    }
-    common::first_json(&run.stdout).ok_or_else(|| "output is not JSON".to_owned())
+    common::run_case_json(case, dir, true)
 }
 
 fn check_dns(case: &Value, out: &Value) -> Result<(), String> {

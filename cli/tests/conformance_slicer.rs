@@ -39,19 +39,7 @@ fn truthy(v: &Value) -> bool {
 
 /// Checks one `slice` / `mirror` case.
 fn check(case: &Value, dir: &std::path::Path) -> Result<(), String> {
-    let sub = case["subcommand"].as_str().unwrap_or("");
-    let input = common::write_json(dir, "input.json", &case["input"]);
-    let mut args: Vec<String> = vec![sub.into(), "--output".into(), "json".into()];
-    for a in arr(&case["args"]) {
-        args.push(a.as_str().unwrap_or_default().to_owned());
-    }
-    args.push(input);
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = common::svcnet(&argv);
-    if run.stdout.trim().is_empty() {
-        return Err(format!("exit {}: {}", run.code, run.stderr.trim()));
-    }
-    let plan = common::first_json(&run.stdout).ok_or("output is not JSON")?;
+    let plan = common::run_case_json(case, dir, true)?;
     let exp = &case["expect"];
     let (c, u, d) = (arr(&plan["create"]), arr(&plan["update"]), arr(&plan["delete"]));
     for (k, got) in [("creates", &c), ("updates", &u), ("deletes", &d)] {

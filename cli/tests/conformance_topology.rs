@@ -11,19 +11,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 fn run_case(case: &Value, dir: &std::path::Path) -> Result<Value, String> {
-    let input = common::write_json(dir, "input.json", &case["input"]);
-    let sub = case["subcommand"].as_str().unwrap_or_default().to_owned();
-    let mut args: Vec<String> = vec![sub, "--output".into(), "json".into()];
-    for a in case["args"].as_array().into_iter().flatten() {
-        args.push(a.as_str().unwrap_or_default().to_owned());
-    }
-    args.push(input);
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = common::svcnet(&argv);
-    if run.stdout.trim().is_empty() {
-        return Err(format!("exit {}: {}", run.code, run.stderr.trim()));
-    }
-    common::first_json(&run.stdout).ok_or_else(|| "output is not JSON".to_owned())
+    common::run_case_json(case, dir, true)
 }
 
 fn strs(v: &Value) -> Vec<String> {

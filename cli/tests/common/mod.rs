@@ -194,3 +194,24 @@ pub fn check_validate_case(case: &Value, dir: &std::path::Path) -> Result<(), St
     }
     Ok(())
 }
+
+/// Runs a case's subcommand as the shared runner does (`svcnet SUB [--output json] ARGS... INPUT`,
+/// with the case's input written to `dir`) and parses its first JSON document.
+pub fn run_case_json(case: &Value, dir: &Path, output_json: bool) -> Result<Value, String> {
+    let input = write_json(dir, "input.json", &case["input"]);
+    let sub = case["subcommand"].as_str().ok_or("no subcommand")?.to_owned();
+    let mut args: Vec<String> = vec![sub];
+    if output_json {
+        args.extend(["--output".to_owned(), "json".to_owned()]);
+    }
+    for a in case["args"].as_array().into_iter().flatten() {
+        args.push(a.as_str().unwrap_or_default().to_owned());
+    }
+    args.push(input);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = svcnet(&argv);
+    if run.stdout.trim().is_empty() {
+        return Err(format!("exit {}: {}", run.code, run.stderr.trim()));
+    }
+    first_json(&run.stdout).ok_or_else(|| "output is not JSON".to_owned())
+}
