@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use svcnet_model::{
@@ -94,31 +94,10 @@ pub struct MirrorPlan {
 /// Parses an IP as Go's `ParseIPSloppy` does (IPv4 octets may carry leading zeros) and gives its
 /// family and canonical text (an IPv4-mapped IPv6 address is IPv4).
 fn parse_ip_sloppy(s: &str) -> Option<(Family, String)> {
-    if let Ok(ip) = s.parse::<IpAddr>() {
-        return Some(match ip {
-            IpAddr::V4(v4) => (Family::V4, v4.to_string()),
-            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => (Family::V4, v4.to_string()),
-                None => (Family::V6, v6.to_string()),
-            },
-        });
-    }
-    if s.contains(':') {
-        return s.parse::<Ipv6Addr>().ok().map(|a| (Family::V6, a.to_string()));
-    }
-    let parts: Vec<&str> = s.split('.').collect();
-    if parts.len() != 4 {
-        return None;
-    }
-    let mut o = [0u8; 4];
-    for (i, p) in parts.iter().enumerate() {
-        if p.is_empty() || p.len() > 3 || !p.bytes().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        let v: u16 = p.parse().ok()?;
-        *o.get_mut(i)? = u8::try_from(v).ok()?;
-    }
-    Some((Family::V4, Ipv4Addr::from(o).to_string()))
+    Some(match svcnet_model::validation::names::parse_ip_sloppy(s)? {
+        IpAddr::V4(v4) => (Family::V4, v4.to_string()),
+        IpAddr::V6(v6) => (Family::V6, v6.to_string()),
+    })
 }
 
 fn address_to_endpoint(a: &EndpointAddress, ready: bool) -> Option<(Family, svcnet_model::Endpoint)> {
