@@ -91,10 +91,10 @@ fn slice(i: usize, generation: usize) -> EndpointSlice {
                     ready: Some(!(e == 0 && generation % 2 == 1)),
                     ..Default::default()
                 },
-                hostname: (i % 20 == 1).then(|| format!("{name}-{e}")),
+                hostname: (i % 20 == 1).then(|| format!("{name}-{e}").into()),
                 target_ref: Some(ObjectReference {
                     kind: Some("Pod".into()),
-                    name: Some(format!("{name}-pod-{e}")),
+                    name: Some(format!("{name}-pod-{e}").into()),
                     ..Default::default()
                 }),
                 ..Default::default()

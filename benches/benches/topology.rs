@@ -68,8 +68,8 @@ fn slices(hinted: bool) -> Vec<EndpointSlice> {
                             ready: Some(i % 50 != 0),
                             ..Default::default()
                         },
-                        node_name: Some(format!("node-{node}")),
-                        zone: Some(zone.to_owned()),
+                        node_name: Some(format!("node-{node}").into()),
+                        zone: Some(zone.into()),
                         hints: hinted.then(|| EndpointHints {
                             for_zones: Some(vec![ForZone {
                                 name: zone.to_owned(),
@@ -177,11 +177,11 @@ fn selection(c: &mut Criterion) {
                         addresses: vec![format!("10.{}.{}.{}", i / 256 % 256, i % 256, j + 1)],
                         conditions: EndpointConditions::default(),
                         node_name: Some(if j == 0 {
-                            "node-0".to_owned()
+                            "node-0".into()
                         } else {
-                            format!("node-{}", i % 999 + 1)
+                            format!("node-{}", i % 999 + 1).into()
                         }),
-                        zone: Some(zone.to_owned()),
+                        zone: Some(zone.into()),
                         hints: Some(EndpointHints {
                             for_zones: Some(vec![ForZone {
                                 name: zone.to_owned(),

@@ -1,5 +1,6 @@
 //! discovery/v1 `EndpointSlice`: a shard of a Service's endpoints.
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 use crate::{ObjectMeta, ObjectReference};
@@ -81,7 +82,7 @@ pub struct Endpoint {
     pub conditions: EndpointConditions,
     /// The endpoint's hostname (a DNS label).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hostname: Option<String>,
+    pub hostname: Option<CompactString>,
     /// The object behind the endpoint, usually a Pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_ref: Option<ObjectReference>,
@@ -90,10 +91,10 @@ pub struct Endpoint {
     pub deprecated_topology: Option<crate::StringMap>,
     /// The node hosting the endpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_name: Option<String>,
+    pub node_name: Option<CompactString>,
     /// The zone the endpoint is in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub zone: Option<String>,
+    pub zone: Option<CompactString>,
     /// Topology hints for consumers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hints: Option<EndpointHints>,

@@ -86,6 +86,8 @@ pub mod field;
 pub mod reachability;
 pub mod validation;
 
+/// Small-string type of the endpoint fields (inline up to 24 bytes), re-exported for callers.
+pub use compact_str::CompactString;
 pub use endpoints::*;
 pub use endpointslice::*;
 pub use error::ModelError;

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 /// A string map such as `labels`, `annotations` or a `selector`, kept sorted by key.
@@ -133,23 +134,23 @@ pub struct Condition {
 pub struct ObjectReference {
     /// Kind of the referent, e.g. `Pod`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub kind: Option<CompactString>,
     /// Namespace of the referent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
+    pub namespace: Option<CompactString>,
     /// Name of the referent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub name: Option<CompactString>,
     /// UID of the referent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uid: Option<String>,
+    pub uid: Option<CompactString>,
     /// API version of the referent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api_version: Option<String>,
+    pub api_version: Option<CompactString>,
     /// The referent's resource version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resource_version: Option<String>,
+    pub resource_version: Option<CompactString>,
     /// A field within the referent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub field_path: Option<String>,
+    pub field_path: Option<CompactString>,
 }

@@ -505,9 +505,9 @@ fn endpoint_slice() -> impl Strategy<Value = EndpointSlice> {
         .prop_map(
             |(addresses, hostname, node_name, zone, deprecated_topology, zones)| Endpoint {
                 addresses,
-                hostname,
-                node_name,
-                zone,
+                hostname: hostname.map(Into::into),
+                node_name: node_name.map(Into::into),
+                zone: zone.map(Into::into),
                 deprecated_topology,
                 hints: zones.map(|z| EndpointHints {
                     for_zones: Some(z),

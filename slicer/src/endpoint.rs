@@ -5,7 +5,8 @@ use std::net::Ipv6Addr;
 
 use smallvec::SmallVec;
 use svcnet_model::{
-    Endpoint, EndpointConditions, ObjectReference, Pod, PodIp, Service, address_type, pod_phase,
+    CompactString, Endpoint, EndpointConditions, ObjectReference, Pod, PodIp, Service, address_type,
+    pod_phase,
 };
 
 use crate::hash::Hash128;
@@ -201,17 +202,17 @@ pub(crate) fn build_endpoint(
             serving: Some(serving),
             terminating: Some(terminating),
         },
-        hostname: set_hostname.then(|| spec.hostname().to_owned()),
+        hostname: set_hostname.then(|| spec.hostname().into()),
         target_ref: Some(ObjectReference {
-            kind: Some("Pod".to_owned()),
-            namespace: pod.metadata.namespace.clone(),
-            name: pod.metadata.name.clone(),
-            uid: pod.metadata.uid.clone(),
+            kind: Some(CompactString::const_new("Pod")),
+            namespace: pod.metadata.namespace.as_deref().map(Into::into),
+            name: pod.metadata.name.as_deref().map(Into::into),
+            uid: pod.metadata.uid.as_deref().map(Into::into),
             ..Default::default()
         }),
         deprecated_topology: None,
-        node_name: (!node_name.is_empty()).then(|| node_name.to_owned()),
-        zone: node_zone.filter(|z| !z.is_empty()).map(str::to_owned),
+        node_name: (!node_name.is_empty()).then(|| node_name.into()),
+        zone: node_zone.filter(|z| !z.is_empty()).map(Into::into),
         hints: None,
     })
 }
@@ -311,7 +312,7 @@ pub(crate) fn pod_key(namespace: &str, name: &str) -> u128 {
     h.finish()
 }
 
-fn opt_str_eq(a: &Option<String>, b: &Option<String>) -> bool {
+fn opt_str_eq(a: &Option<CompactString>, b: &Option<CompactString>) -> bool {
     a.as_deref().unwrap_or("") == b.as_deref().unwrap_or("")
 }
 

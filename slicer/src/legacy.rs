@@ -141,9 +141,9 @@ fn pod_address(service: &Service, pod: &Pod) -> Option<EndpointAddress> {
         node_name: Some(pod.spec().node_name().to_owned()),
         target_ref: Some(ObjectReference {
             kind: Some("Pod".into()),
-            namespace: pod.metadata.namespace.clone(),
-            name: pod.metadata.name.clone(),
-            uid: pod.metadata.uid.clone(),
+            namespace: pod.metadata.namespace.as_deref().map(Into::into),
+            name: pod.metadata.name.as_deref().map(Into::into),
+            uid: pod.metadata.uid.as_deref().map(Into::into),
             ..Default::default()
         }),
     })

@@ -110,9 +110,9 @@ fn address_to_endpoint(a: &EndpointAddress, ready: bool) -> Option<(Family, svcn
                 ready: Some(ready),
                 ..Default::default()
             },
-            hostname: a.hostname.clone().filter(|h| !h.is_empty()),
+            hostname: a.hostname.as_deref().filter(|h| !h.is_empty()).map(Into::into),
             target_ref: a.target_ref.clone(),
-            node_name: a.node_name.clone(),
+            node_name: a.node_name.as_deref().map(Into::into),
             ..Default::default()
         },
     ))

@@ -333,7 +333,9 @@ fn adopt_zoneless(
 ) {
     for s in set.to_create.iter_mut().chain(set.to_update.iter_mut()) {
         for ep in s.endpoints.iter_mut().flatten() {
-            let Some(own) = ep.zone.clone() else { continue };
+            let Some(own) = ep.zone.as_deref().map(str::to_owned) else {
+                continue;
+            };
             if !endpoint_ready(ep) || allocations.contains_key(&own) {
                 continue;
             }
@@ -711,7 +713,7 @@ mod tests {
         let cap = ZoneCapacity::from_zone_cpu([("a", 455), ("b", 455), ("c", 90)]);
         let mut pinned = slice("pinned", zones(&[("a", 5), ("b", 4)]));
         for e in pinned.endpoints.as_mut().unwrap() {
-            let z = e.zone.clone().unwrap();
+            let z = e.zone.clone().unwrap().to_string();
             e.hints = Some(EndpointHints {
                 for_zones: Some(vec![ForZone { name: z }]),
                 for_nodes: None,

@@ -567,12 +567,12 @@ fn reconcile_traffic_distribution(ctx: &mut Ctx<'_>, td: TrafficDistribution) {
             if !endpoint_ready(ep) {
                 continue;
             }
-            let for_zones = ep.zone.as_ref().map(|z| vec![ForZone { name: z.clone() }]);
+            let for_zones = ep.zone.as_ref().map(|z| vec![ForZone { name: z.to_string() }]);
             let for_nodes = ep
                 .node_name
                 .as_ref()
                 .filter(|_| node_hints)
-                .map(|n| vec![ForNode { name: n.clone() }]);
+                .map(|n| vec![ForNode { name: n.to_string() }]);
             ep.hints = if for_zones.is_some() || for_nodes.is_some() {
                 Some(EndpointHints { for_zones, for_nodes })
             } else {
@@ -600,14 +600,14 @@ fn needs_update(ep: &Endpoint, node_hints: bool) -> Option<SliceReason> {
     // The address is copied only for a slice that needs rewriting.
     let address = || first_address(ep);
     match &ep.zone {
-        Some(z) if zones.len() != 1 || zones.first().is_none_or(|f| &f.name != z) => {
+        Some(z) if zones.len() != 1 || zones.first().is_none_or(|f| f.name != z) => {
             return Some(SliceReason::HintMissingOrWrong { address: address() });
         }
         None if !zones.is_empty() => return Some(SliceReason::StaleHint { address: address() }),
         _ => {}
     }
     match ep.node_name.as_ref().filter(|_| node_hints) {
-        Some(n) if nodes.len() != 1 || nodes.first().is_none_or(|f| &f.name != n) => {
+        Some(n) if nodes.len() != 1 || nodes.first().is_none_or(|f| f.name != n) => {
             Some(SliceReason::HintMissingOrWrong { address: address() })
         }
         None if !nodes.is_empty() => Some(SliceReason::StaleHint { address: address() }),
@@ -645,8 +645,8 @@ pub(crate) mod test_support {
                 ready,
                 ..Default::default()
             },
-            zone: (!zone.is_empty()).then(|| zone.to_owned()),
-            node_name: Some(format!("node-{zone}")),
+            zone: (!zone.is_empty()).then(|| zone.into()),
+            node_name: Some(format!("node-{zone}").into()),
             ..Default::default()
         }
     }

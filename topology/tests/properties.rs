@@ -39,8 +39,8 @@ fn build(cpu: &[i64], eps: &[(usize, bool, usize)], placement: &[u8]) -> (ZoneCa
                 ready: Some(ready),
                 ..Default::default()
             },
-            zone: Some(zone.to_owned()),
-            node_name: Some(format!("node-{zone}")),
+            zone: Some(zone.into()),
+            node_name: Some(format!("node-{zone}").into()),
             ..Default::default()
         });
     }

@@ -82,7 +82,7 @@ fn validate_endpoints(endpoints: &[Endpoint], at: &str, path: &Path) -> ErrorLis
                 _ => {}
             }
         }
-        if let Some(node) = &ep.node_name {
+        if let Some(node) = ep.node_name.as_deref() {
             for msg in names::is_dns1123_subdomain(node) {
                 errs.push(FieldError::invalid(&ip.child("nodeName"), node, msg));
             }
@@ -100,7 +100,7 @@ fn validate_endpoints(endpoints: &[Endpoint], at: &str, path: &Path) -> ErrorLis
                 ));
             }
         }
-        if let Some(host) = &ep.hostname {
+        if let Some(host) = ep.hostname.as_deref() {
             for msg in names::is_dns1123_label(host) {
                 errs.push(FieldError::invalid(&ip.child("hostname"), host, msg));
             }
