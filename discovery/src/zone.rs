@@ -831,7 +831,7 @@ impl Zone {
                         kind: "EndpointSlice",
                         object: format!("{}/{}", key.0, key.1),
                         field: format!("endpoints[{i}].addresses[{j}]"),
-                        value: text.clone(),
+                        value: text.to_string(),
                     });
                     continue;
                 };

@@ -76,7 +76,7 @@ impl EndpointSlice {
 pub struct Endpoint {
     /// The endpoint's addresses (one, by convention), of the slice's address type.
     #[serde(default)]
-    pub addresses: Vec<String>,
+    pub addresses: Vec<CompactString>,
     /// Ready, serving, terminating.
     #[serde(default)]
     pub conditions: EndpointConditions,

@@ -504,7 +504,7 @@ fn endpoint_slice() -> impl Strategy<Value = EndpointSlice> {
     )
         .prop_map(
             |(addresses, hostname, node_name, zone, deprecated_topology, zones)| Endpoint {
-                addresses,
+                addresses: addresses.into_iter().map(Into::into).collect(),
                 hostname: hostname.map(Into::into),
                 node_name: node_name.map(Into::into),
                 zone: zone.map(Into::into),

@@ -163,25 +163,25 @@ pub(crate) fn build_endpoint(
         }
     };
     let mine = |ip: &&str| is_ipv6_text(ip) == (family == Family::V6);
-    let addresses: Vec<String> = match ips {
+    let addresses: Vec<CompactString> = match ips {
         // The usual case: one IP per family.
-        [one] => vec![Some(one.ip.as_str()).filter(mine)?.to_owned()],
+        [one] => vec![Some(one.ip.as_str()).filter(mine)?.into()],
         [a, b] => match (mine(&a.ip.as_str()), mine(&b.ip.as_str())) {
-            (true, false) => vec![a.ip.clone()],
-            (false, true) => vec![b.ip.clone()],
+            (true, false) => vec![a.ip.as_str().into()],
+            (false, true) => vec![b.ip.as_str().into()],
             (false, false) => return None,
             (true, true) => {
-                let mut v = vec![a.ip.clone(), b.ip.clone()];
+                let mut v: Vec<CompactString> = vec![a.ip.as_str().into(), b.ip.as_str().into()];
                 v.sort();
                 v
             }
         },
         _ => {
-            let mut v: Vec<String> = ips
+            let mut v: Vec<CompactString> = ips
                 .iter()
                 .map(|p| p.ip.as_str())
                 .filter(mine)
-                .map(str::to_owned)
+                .map(CompactString::from)
                 .collect();
             if v.is_empty() {
                 return None;
@@ -291,7 +291,7 @@ impl EndpointId {
                 h.field(a.as_bytes());
             }
         } else {
-            let mut sorted: SmallVec<[&str; 4]> = ep.addresses.iter().map(String::as_str).collect();
+            let mut sorted: SmallVec<[&str; 4]> = ep.addresses.iter().map(CompactString::as_str).collect();
             sorted.sort_unstable();
             for a in sorted {
                 h.field(a.as_bytes());

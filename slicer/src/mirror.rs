@@ -105,7 +105,7 @@ fn address_to_endpoint(a: &EndpointAddress, ready: bool) -> Option<(Family, svcn
     Some((
         family,
         svcnet_model::Endpoint {
-            addresses: vec![text],
+            addresses: vec![text.into()],
             conditions: EndpointConditions {
                 ready: Some(ready),
                 ..Default::default()

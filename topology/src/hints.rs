@@ -621,7 +621,7 @@ pub(crate) fn endpoint_ready(ep: &Endpoint) -> bool {
 }
 
 pub(crate) fn first_address(ep: &Endpoint) -> String {
-    ep.addresses.first().cloned().unwrap_or_default()
+    ep.addresses.first().map(|a| a.to_string()).unwrap_or_default()
 }
 
 /// A slice's name for notes: its name, else its `generateName` prefix.
@@ -640,7 +640,7 @@ pub(crate) mod test_support {
     /// A ready (or not) endpoint in a zone (`""` for none) on a node.
     pub(crate) fn ep(addr: &str, zone: &str, ready: Option<bool>) -> Endpoint {
         Endpoint {
-            addresses: vec![addr.to_owned()],
+            addresses: vec![addr.into()],
             conditions: EndpointConditions {
                 ready,
                 ..Default::default()
@@ -688,7 +688,7 @@ pub(crate) mod test_support {
                     .and_then(|h| h.for_zones.as_ref())
                     .map(|z| z.iter().map(|f| f.name.clone()).collect())
                     .unwrap_or_default();
-                (e.addresses[0].clone(), zones)
+                (e.addresses[0].to_string(), zones)
             })
             .collect();
         out.sort();

@@ -141,8 +141,10 @@ impl<'a> SliceIndex<'a> {
                     }
                     match ep.addresses.first() {
                         None => ignore(String::new(), "endpoint without addresses"),
-                        Some(a) if a.parse::<IpAddr>().is_err() => ignore(a.clone(), "address is not an IP"),
-                        Some(a) => ignore(a.clone(), "address of the other IP family"),
+                        Some(a) if a.parse::<IpAddr>().is_err() => {
+                            ignore(a.to_string(), "address is not an IP")
+                        }
+                        Some(a) => ignore(a.to_string(), "address of the other IP family"),
                     }
                 }
             }

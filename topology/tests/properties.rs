@@ -34,7 +34,7 @@ fn build(cpu: &[i64], eps: &[(usize, bool, usize)], placement: &[u8]) -> (ZoneCa
             ZONES[0]
         };
         slices[s].push(Endpoint {
-            addresses: vec![format!("10.0.{}.{}", n / 250, n % 250)],
+            addresses: vec![format!("10.0.{}.{}", n / 250, n % 250).into()],
             conditions: EndpointConditions {
                 ready: Some(ready),
                 ..Default::default()
@@ -393,11 +393,11 @@ fn reference_view(services: &[Service], slices: &[EndpointSlice], node: &str, no
                         continue;
                     };
                     let Ok(ip) = first.parse::<std::net::IpAddr>() else {
-                        ignore(first.clone(), "address is not an IP");
+                        ignore(first.to_string(), "address is not an IP");
                         continue;
                     };
                     if IpFamily::of(ip) != family {
-                        ignore(first.clone(), "address of the other IP family");
+                        ignore(first.to_string(), "address of the other IP family");
                         continue;
                     }
                     let addr = std::net::SocketAddr::new(ip, number).to_string();

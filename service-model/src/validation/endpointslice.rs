@@ -191,7 +191,7 @@ mod tests {
             },
             address_type: at.into(),
             endpoints: Some(vec![Endpoint {
-                addresses: addrs.iter().map(|a| a.to_string()).collect(),
+                addresses: addrs.iter().map(|a| (*a).into()).collect(),
                 ..Default::default()
             }]),
             ports: Some(vec![EndpointPort {
