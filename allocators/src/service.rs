@@ -499,25 +499,36 @@ pub fn allocate_node_ports(
         }
     }
     if health {
-        let hc = svc.spec().health_check_node_port.unwrap_or(0);
-        if hc != 0 {
-            op.allocate(hc).map_err(|e| ServiceAllocError::Internal {
-                message: format!("failed to allocate requested HealthCheck NodePort {hc}: {e}"),
-                source: e,
-            })?;
-        } else {
-            let got = op.allocate_next(rng).map_err(|e| ServiceAllocError::Internal {
-                message: format!("failed to allocate a HealthCheck NodePort {hc}: {e}"),
-                source: e,
-            })?;
-            svc.spec_mut().health_check_node_port = Some(got);
-        }
+        allocate_health_check_port(&mut op, &mut svc, rng)?;
     }
     op.commit();
     if !out.is_empty() {
         svc.spec_mut().ports = Some(out);
     }
     Ok(svc)
+}
+
+/// Takes the Service's requested health check node port, or the next free one (written back
+/// into the Service), within the transaction `op`.
+fn allocate_health_check_port(
+    op: &mut PortOperation<'_>,
+    svc: &mut Service,
+    rng: &mut dyn RngCore,
+) -> Result<(), ServiceAllocError> {
+    let hc = svc.spec().health_check_node_port.unwrap_or(0);
+    if hc != 0 {
+        op.allocate(hc).map_err(|e| ServiceAllocError::Internal {
+            message: format!("failed to allocate requested HealthCheck NodePort {hc}: {e}"),
+            source: e,
+        })?;
+    } else {
+        let got = op.allocate_next(rng).map_err(|e| ServiceAllocError::Internal {
+            message: format!("failed to allocate a HealthCheck NodePort {hc}: {e}"),
+            source: e,
+        })?;
+        svc.spec_mut().health_check_node_port = Some(got);
+    }
+    Ok(())
 }
 
 fn port_numbers(svc: &Service) -> Vec<i32> {
@@ -600,21 +611,7 @@ pub fn update_node_ports(
         }
     }
     match (needs_health_check(old), needs_health_check(&svc)) {
-        (false, true) => {
-            let hc = svc.spec().health_check_node_port.unwrap_or(0);
-            if hc != 0 {
-                op.allocate(hc).map_err(|e| ServiceAllocError::Internal {
-                    message: format!("failed to allocate requested HealthCheck NodePort {hc}: {e}"),
-                    source: e,
-                })?;
-            } else {
-                let got = op.allocate_next(rng).map_err(|e| ServiceAllocError::Internal {
-                    message: format!("failed to allocate a HealthCheck NodePort {hc}: {e}"),
-                    source: e,
-                })?;
-                svc.spec_mut().health_check_node_port = Some(got);
-            }
-        }
+        (false, true) => allocate_health_check_port(&mut op, &mut svc, rng)?,
         (true, false) => {
             if let Some(hc) = old.spec().health_check_node_port.filter(|&n| n != 0) {
                 op.release_deferred(hc);

@@ -47,11 +47,10 @@ impl Node {
     /// True when the `Ready` condition is `True`. Only the first condition of type `Ready`
     /// counts, as in Kubernetes' `IsNodeReady`.
     pub fn is_ready(&self) -> bool {
-        self.status
-            .as_ref()
-            .and_then(|s| s.conditions.as_deref())
-            .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
-            .is_some_and(|c| c.status == "True")
+        crate::pod::first_condition_is_true(
+            self.status.as_ref().and_then(|s| s.conditions.as_deref()),
+            "Ready",
+        )
     }
 
     /// True when labelled control-plane or master.
@@ -134,21 +133,11 @@ pub struct NodeAddress {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::PodCondition;
 
     fn node(conditions: &[(&str, &str)]) -> Node {
         Node {
             status: Some(NodeStatus {
-                conditions: Some(
-                    conditions
-                        .iter()
-                        .map(|(t, s)| PodCondition {
-                            type_: (*t).into(),
-                            status: (*s).into(),
-                            ..Default::default()
-                        })
-                        .collect(),
-                ),
+                conditions: Some(crate::pod::conditions(conditions)),
                 ..Default::default()
             }),
             ..Default::default()

@@ -77,17 +77,37 @@ impl Pod {
     /// `Ready` counts, as in Kubernetes' `podutil.IsPodReady`: a later duplicate cannot make a
     /// not-ready pod ready.
     pub fn is_ready(&self) -> bool {
-        self.status
-            .as_ref()
-            .and_then(|s| s.conditions.as_deref())
-            .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
-            .is_some_and(|c| c.status == "True")
+        first_condition_is_true(
+            self.status.as_ref().and_then(|s| s.conditions.as_deref()),
+            "Ready",
+        )
     }
 
     /// True when a deletion timestamp is set.
     pub fn is_terminating(&self) -> bool {
         self.metadata.deletion_timestamp.is_some()
     }
+}
+
+/// Whether the first condition of `type_` says `True`, as Kubernetes' `IsPodReady` and
+/// `IsNodeReady` read conditions (a later duplicate is ignored).
+pub(crate) fn first_condition_is_true(conditions: Option<&[PodCondition]>, type_: &str) -> bool {
+    conditions
+        .and_then(|cs| cs.iter().find(|c| c.type_ == type_))
+        .is_some_and(|c| c.status == "True")
+}
+
+/// Test helper: conditions from `(type, status)` pairs.
+#[cfg(test)]
+pub(crate) fn conditions(pairs: &[(&str, &str)]) -> Vec<PodCondition> {
+    pairs
+        .iter()
+        .map(|(t, s)| PodCondition {
+            type_: (*t).into(),
+            status: (*s).into(),
+            ..Default::default()
+        })
+        .collect()
 }
 
 /// A borrowed view of an optional `PodSpec` with defaults for absent fields.
@@ -291,16 +311,7 @@ mod tests {
     fn pod(conditions: &[(&str, &str)]) -> Pod {
         Pod {
             status: Some(PodStatus {
-                conditions: Some(
-                    conditions
-                        .iter()
-                        .map(|(t, s)| PodCondition {
-                            type_: (*t).into(),
-                            status: (*s).into(),
-                            ..Default::default()
-                        })
-                        .collect(),
-                ),
+                conditions: Some(super::conditions(conditions)),
                 ..Default::default()
             }),
             ..Default::default()
