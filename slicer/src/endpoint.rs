@@ -150,6 +150,18 @@ pub(crate) fn build_endpoint(
     node_zone: Option<&str>,
     family: Family,
 ) -> Option<Endpoint> {
+    let addresses = endpoint_addresses(pod, family)?;
+    Some(endpoint_with(
+        pod,
+        addresses,
+        publish_not_ready,
+        set_hostname,
+        node_zone,
+    ))
+}
+
+/// The Pod's addresses of `family`, sorted, or `None` when it has none of that family.
+pub(crate) fn endpoint_addresses(pod: &Pod, family: Family) -> Option<Vec<CompactString>> {
     let status = pod.status.as_ref()?;
     // The API server's v1 conversion fills `podIPs` from a lone `podIP`; read such a Pod the same.
     let from_pod_ip;
@@ -190,12 +202,25 @@ pub(crate) fn build_endpoint(
             v
         }
     };
+    Some(addresses)
+}
+
+/// The Pod's endpoint with the given `addresses`. Inlined so that callers can build it straight
+/// into its final place (a slice's endpoint list) instead of moving the large value there.
+#[inline(always)]
+pub(crate) fn endpoint_with(
+    pod: &Pod,
+    addresses: Vec<CompactString>,
+    publish_not_ready: bool,
+    set_hostname: bool,
+    node_zone: Option<&str>,
+) -> Endpoint {
     let serving = pod_ready(pod);
     let terminating = pod.metadata.deletion_timestamp.is_some();
     let ready = publish_not_ready || (serving && !terminating);
     let spec = pod.spec();
     let node_name = spec.node_name();
-    Some(Endpoint {
+    Endpoint {
         addresses,
         conditions: EndpointConditions {
             ready: Some(ready),
@@ -208,13 +233,15 @@ pub(crate) fn build_endpoint(
             namespace: pod.metadata.namespace.as_deref().map(Into::into),
             name: pod.metadata.name.as_deref().map(Into::into),
             uid: pod.metadata.uid.as_deref().map(Into::into),
-            ..Default::default()
+            api_version: None,
+            resource_version: None,
+            field_path: None,
         }),
         deprecated_topology: None,
         node_name: (!node_name.is_empty()).then(|| node_name.into()),
         zone: node_zone.filter(|z| !z.is_empty()).map(Into::into),
         hints: None,
-    })
+    }
 }
 
 /// How a Pod update matters to endpoints (`podEndpointsChanged`).

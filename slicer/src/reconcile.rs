@@ -13,11 +13,11 @@ use smallvec::SmallVec;
 use svcnet_model::{Endpoint, EndpointSlice, Pod, Service};
 
 use crate::endpoint::{
-    EndpointId, Family, NodeCheck, build_endpoint, check_node, endpoints_equal_beyond_id, hostname_for,
-    pod_is_endpoint_candidate, pod_key,
+    EndpointId, Family, NodeCheck, build_endpoint, check_node, endpoint_addresses, endpoint_with,
+    endpoints_equal_beyond_id, hostname_for, pod_is_endpoint_candidate, pod_key,
 };
 use crate::error::SliceError;
-use crate::hash::{FastMap, FastSet};
+use crate::hash::{FastMap, FastSet, hash64};
 use crate::names::NameSource;
 use crate::nodes::NodeZones;
 use crate::plan::{Plan, SyncError};
@@ -159,8 +159,9 @@ struct Direct {
     slices: Vec<Vec<Endpoint>>,
     /// The identities per slice, kept only when the state records the result.
     ids: Option<Vec<Vec<EndpointId>>>,
-    /// The low 64 bits of every identity added: a compact filter (a quarter of the size of a
-    /// map from identity to position), as a repeated identity is rare (a Pod given twice).
+    /// The low 64 bits of every identity added (or, when identities are not kept, a hash of
+    /// each Pod's name): a compact filter (a quarter of the size of a map from identity to
+    /// position), as a repeated identity is rare (a Pod given twice).
     seen: FastSet<u64>,
     /// Identity to position, built at the first repeat the filter reports.
     exact: Option<FastMap<EndpointId, (usize, usize)>>,
@@ -191,16 +192,22 @@ impl Direct {
         exact.get(&id).copied()
     }
 
-    /// Adds an endpoint; `left` bounds how many more may come (to size new slices).
-    fn insert(&mut self, id: EndpointId, ep: Endpoint, max: usize, left: usize) {
-        if !self.seen.insert(id.0 as u64)
-            && let Some((s, p)) = self.find(id)
-        {
-            if let Some(slot) = self.slices.get_mut(s).and_then(|v| v.get_mut(p)) {
-                *slot = ep;
-            }
-            return;
-        }
+    /// Builds an endpoint with `make` straight into the last slice (a new one when it is full);
+    /// `left` bounds how many more may come (to size new slices). An endpoint whose identity was
+    /// added before replaces the earlier one in place.
+    ///
+    /// Returns the endpoint's identity when it was computed: always when identities are kept.
+    /// Otherwise repeats are looked for by `name_key`, a hash of the Pod's name (all the Pods
+    /// are in the Service's namespace, and an identity includes the name), and the identity is
+    /// computed only for a name seen before.
+    #[inline]
+    fn push_new(
+        &mut self,
+        max: usize,
+        left: usize,
+        name_key: u64,
+        make: impl FnOnce() -> Endpoint,
+    ) -> Option<EndpointId> {
         if self.slices.last().is_none_or(|v| v.len() >= max) {
             let cap = left.clamp(1, max);
             self.slices.push(Vec::with_capacity(cap));
@@ -209,15 +216,44 @@ impl Direct {
             }
         }
         let s = self.slices.len() - 1;
-        if let Some(v) = self.slices.last_mut() {
-            if let Some(exact) = &mut self.exact {
-                exact.insert(id, (s, v.len()));
+        let v = self.slices.last_mut()?;
+        // Extending by one builds the value in the reserved place; a push would build it on
+        // the stack first and copy it.
+        v.extend(std::iter::once_with(make));
+        let p = v.len() - 1;
+        let new = v.last()?;
+        let tracking = self.ids.is_some();
+        let mut id = tracking.then(|| EndpointId::of(new));
+        let filter_key = id.map_or(name_key, |id| id.0 as u64);
+        let repeat = !self.seen.insert(filter_key);
+        if repeat || self.exact.is_some() {
+            let this = *id.get_or_insert_with(|| EndpointId::of(new));
+            if repeat
+                && let Some(at) = self.find(this)
+                && at != (s, p)
+            {
+                // The same endpoint again (a Pod given twice): it takes the earlier one's place.
+                let dup = self.slices.get_mut(s).and_then(Vec::pop);
+                if let (Some(ep), Some(slot)) = (dup, self.slices.get_mut(at.0).and_then(|v| v.get_mut(at.1)))
+                {
+                    *slot = ep;
+                }
+                if self.slices.last().is_some_and(Vec::is_empty) {
+                    self.slices.pop();
+                    if let Some(ids) = &mut self.ids {
+                        ids.pop();
+                    }
+                }
+                return id;
             }
-            v.push(ep);
-            if let Some(ids) = self.ids.as_mut().and_then(|i| i.last_mut()) {
-                ids.push(id);
+            if let Some(exact) = &mut self.exact {
+                exact.insert(this, (s, p));
             }
         }
+        if let (Some(ids), Some(id)) = (self.ids.as_mut().and_then(|i| i.last_mut()), id) {
+            ids.push(id);
+        }
+        id
     }
 }
 
@@ -461,7 +497,8 @@ impl ServiceSlices {
         let families = self.info.families.clone();
         let pods: Vec<&Pod> = pods.into_iter().collect();
         let n_pods = pods.len();
-        let mut desired: FastMap<(Family, u32), Wanted> = FastMap::default();
+        // Per port group (by interned key), per family.
+        let mut desired: Vec<[Option<Wanted>; 2]> = Vec::new();
         // Groups without an existing slice go straight into new slices.
         let with_slices: Vec<(Family, u32)> = self
             .slices
@@ -471,7 +508,7 @@ impl ServiceSlices {
             .collect();
         let max = self.options.max_endpoints_per_slice;
         let mut seen = 0usize;
-        let mut members: FastMap<u32, usize> = FastMap::default();
+        let mut counts: Vec<usize> = Vec::new();
         let mut pod_entries: Vec<(u128, PodEntry)> =
             Vec::with_capacity(if track_pods { pods.len() } else { 0 });
         let mut errors: Vec<SyncError> = Vec::new();
@@ -493,10 +530,16 @@ impl ServiceSlices {
                     k
                 }
             };
-            *members.entry(key).or_insert(0) += 1;
+            let k = key as usize;
+            if counts.len() <= k {
+                counts.resize(k + 1, 0);
+                desired.resize_with(k + 1, Default::default);
+            }
+            counts[k] += 1;
             let hostname = hostname_for(pod, &self.info.name, &self.info.namespace);
             let mut entry = PodEntry { key, ids: [None; 2] };
             let zone = self.zone_for(pod, nodes);
+            let name_key = hash64(pod.metadata.name().as_bytes());
             for &f in &families {
                 let z = match &zone {
                     Ok(z) => *z,
@@ -505,27 +548,37 @@ impl ServiceSlices {
                         continue;
                     }
                 };
-                let Some(ep) = build_endpoint(pod, self.info.publish_not_ready, hostname, z, f) else {
+                let Some(addresses) = endpoint_addresses(pod, f) else {
                     continue;
                 };
-                let id = EndpointId::of(&ep);
-                entry.ids[f.index()] = Some(id);
-                let w = desired.entry((f, key)).or_insert_with(|| {
+                let make = || endpoint_with(pod, addresses, self.info.publish_not_ready, hostname, z);
+                let w = desired[k][f.index()].get_or_insert_with(|| {
                     if with_slices.contains(&(f, key)) {
                         Wanted::Set(DesiredSet::with_capacity(if numeric { n_pods } else { 0 }))
                     } else {
                         Wanted::Direct(Direct::new(track_pods, if numeric { n_pods } else { 0 }))
                     }
                 });
-                match w {
-                    Wanted::Set(set) => set.insert(id, ep),
-                    Wanted::Direct(d) => d.insert(id, ep, max, n_pods + 1 - seen),
-                }
+                entry.ids[f.index()] = match w {
+                    Wanted::Set(set) => {
+                        let ep = make();
+                        let id = EndpointId::of(&ep);
+                        set.insert(id, ep);
+                        Some(id)
+                    }
+                    Wanted::Direct(d) => d.push_new(max, n_pods + 1 - seen, name_key, make),
+                };
             }
             if track_pods {
                 pod_entries.push((pod_key(pod.metadata.namespace(), pod.metadata.name()), entry));
             }
         }
+        let members: FastMap<u32, usize> = counts
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| (k as u32, *n))
+            .collect();
         let mut draft = Draft {
             errors,
             ..Draft::default()
@@ -534,7 +587,10 @@ impl ServiceSlices {
             let d = self.reconcile_family(
                 f,
                 &members,
-                |state, key, slices, out| match desired.remove(&(f, key)) {
+                |state, key, slices, out| match desired
+                    .get_mut(key as usize)
+                    .and_then(|w| w[f.index()].take())
+                {
                     Some(Wanted::Direct(d)) if slices.is_empty() => {
                         let mut ids = d.ids.map(Vec::into_iter);
                         for eps in d.slices {

@@ -148,6 +148,35 @@ fn a_pod_given_twice_counts_once_with_its_last_state() {
 }
 
 #[test]
+fn a_pod_name_given_twice_with_other_addresses_is_two_endpoints() {
+    // Identity is addresses, hostname and target together: the same name with another IP is
+    // another endpoint, in plans and in synced state alike.
+    let svc = service(&["IPv4"], IntOrString::Int(8080));
+    let mut ps = pods(150);
+    let mut moved = ps[3].clone();
+    moved.status.as_mut().unwrap().pod_ips = Some(vec![svcnet_model::PodIp {
+        ip: v4(9000).remove(0),
+    }]);
+    moved.status.as_mut().unwrap().pod_ip = None;
+    ps.push(moved);
+    ps.push(ps[140].clone());
+    let opts = Options::default();
+    let plan = reconcile(&svc, &ps, &nodes(), [], &opts, &mut SequentialNames::new()).unwrap();
+    assert_eq!(counts(&plan.create), [51, 100]);
+    let p3: Vec<_> = plan
+        .create
+        .iter()
+        .flat_map(|s| s.endpoints())
+        .filter(|e| e.target_ref.as_ref().unwrap().name.as_deref() == Some("p3"))
+        .map(|e| e.addresses.clone())
+        .collect();
+    assert_eq!(p3.len(), 2);
+    let mut state = ServiceSlices::new(&svc, [], opts).unwrap();
+    let synced = state.sync(&ps, &nodes(), &mut SequentialNames::new());
+    assert_eq!(counts(&synced.create), [51, 100]);
+}
+
+#[test]
 fn last_pod_gone_leaves_placeholder() {
     let svc = service(&["IPv4"], IntOrString::Int(8080));
     let ps = pods(1);
