@@ -291,6 +291,7 @@ pub(crate) enum NodeCheck<'a> {
     Missing,
 }
 
+#[inline]
 pub(crate) fn check_node<'a>(nodes: &'a NodeZones, pod: &Pod) -> NodeCheck<'a> {
     match nodes.lookup(pod.spec().node_name()) {
         NodeLookup::Found(z) => NodeCheck::Found(z),

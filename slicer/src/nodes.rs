@@ -52,6 +52,7 @@ impl NodeZones {
         self.zones.get(name).and_then(|z| z.as_deref())
     }
 
+    #[inline]
     pub(crate) fn lookup(&self, name: &str) -> NodeLookup<'_> {
         match self.zones.get(name) {
             Some(z) => NodeLookup::Found(z.as_deref()),

@@ -424,16 +424,23 @@ impl ServiceSlices {
 
     /// The zone of `pod`'s Node, or an error when its Node is missing (and the Service does
     /// not publish not-ready addresses).
+    #[inline]
     fn zone_for<'n>(&self, pod: &Pod, nodes: &'n NodeZones) -> Result<Option<&'n str>, SyncError> {
         match check_node(nodes, pod) {
             NodeCheck::Found(z) => Ok(z),
             NodeCheck::Missing if self.info.publish_not_ready => Ok(None),
-            NodeCheck::Missing => Err(SyncError::NodeNotFound {
-                pod: pod.metadata.name().to_owned(),
-                namespace: self.info.namespace.clone(),
-                service: self.info.name.clone(),
-                node: pod.spec().node_name().to_owned(),
-            }),
+            NodeCheck::Missing => Err(self.node_not_found(pod)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn node_not_found(&self, pod: &Pod) -> SyncError {
+        SyncError::NodeNotFound {
+            pod: pod.metadata.name().to_owned(),
+            namespace: self.info.namespace.clone(),
+            service: self.info.name.clone(),
+            node: pod.spec().node_name().to_owned(),
         }
     }
 
