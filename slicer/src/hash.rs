@@ -71,21 +71,23 @@ impl Hash128 {
     }
 
     /// Adds one field.
-    #[inline]
+    #[inline(always)]
     pub fn field(&mut self, s: &[u8]) {
-        let len = s.len() as u64;
         if s.len() <= 16 {
             let (w0, w1) = short_words(s);
-            self.block(w0, w1, len);
-            return;
-        }
-        // Whole 16-byte blocks, then the last 16 bytes (overlapping the previous block).
-        let (blocks, _) = s.as_chunks::<16>();
-        let whole = if s.len().is_multiple_of(16) {
-            blocks.len() - 1
+            self.block(w0, w1, s.len() as u64);
         } else {
-            blocks.len()
-        };
+            self.long_field(s);
+        }
+    }
+
+    /// A field of more than 16 bytes: whole 16-byte blocks, then the last 16 bytes (overlapping
+    /// the previous block).
+    #[inline(never)]
+    fn long_field(&mut self, s: &[u8]) {
+        let len = s.len() as u64;
+        let (blocks, _) = s.as_chunks::<16>();
+        let whole = if s.len().is_multiple_of(16) { blocks.len() - 1 } else { blocks.len() };
         for c in blocks.iter().take(whole) {
             let (w0, w1) = short_words(c);
             self.block(w0, w1, len);
