@@ -53,8 +53,9 @@ impl Family {
 /// True when `ip` is an IPv6 address in Go's sense: it parses as IPv6 and is not an
 /// IPv4-mapped address. Anything else (IPv4 text, garbage) counts as IPv4.
 pub(crate) fn is_ipv6_text(ip: &str) -> bool {
-    // Every IPv6 text has a colon; skip the parser for the common IPv4 case.
-    if !ip.contains(':') {
+    // Every IPv6 text has a colon within its first five bytes (a group is at most four hex
+    // digits); skip the parser for the common IPv4 case.
+    if !ip.as_bytes().iter().take(5).any(|&b| b == b':') {
         return false;
     }
     match ip.parse::<Ipv6Addr>() {
@@ -510,6 +511,23 @@ mod tests {
         );
         let d = pod(&["1.2.3.5"]);
         assert!(pod_change(&a, &d).endpoints);
+    }
+
+    #[test]
+    fn ipv6_text_is_told_apart() {
+        for (ip, v6) in [
+            ("::1", true),
+            ("fd00::1", true),
+            ("abcd:ef01::2", true),
+            ("1234:5678:9abc:def0:1234:5678:9abc:def0", true),
+            ("::ffff:1.2.3.4", false),
+            ("10.0.0.1", false),
+            ("12345::1", false),
+            ("garbage", false),
+            ("", false),
+        ] {
+            assert_eq!(is_ipv6_text(ip), v6, "{ip}");
+        }
     }
 
     #[test]

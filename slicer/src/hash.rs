@@ -87,7 +87,11 @@ impl Hash128 {
     fn long_field(&mut self, s: &[u8]) {
         let len = s.len() as u64;
         let (blocks, _) = s.as_chunks::<16>();
-        let whole = if s.len().is_multiple_of(16) { blocks.len() - 1 } else { blocks.len() };
+        let whole = if s.len().is_multiple_of(16) {
+            blocks.len() - 1
+        } else {
+            blocks.len()
+        };
         for c in blocks.iter().take(whole) {
             let (w0, w1) = short_words(c);
             self.block(w0, w1, len);
