@@ -1,5 +1,6 @@
-//! Benchmarks of svcnet-slicer: a 10,000-pod Service from scratch, the same after a one-pod
-//! change (incremental: a readiness flip, and a Pod added or deleted), and 10,000 small Services.
+//! Benchmarks of svcnet-slicer: a 10,000-pod Service from scratch (as a plan, and as the state a
+//! controller keeps), the same after a one-pod change (incremental: a readiness flip, and a Pod
+//! added or deleted), and 10,000 small Services.
 //!
 //! The from-scratch bench times computing the plan; freeing the returned plan (10,000 endpoints
 //! of owned strings) is the caller's and is left out with `iter_with_large_drop`. The one-pod
