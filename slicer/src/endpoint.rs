@@ -206,8 +206,8 @@ pub(crate) fn endpoint_addresses(pod: &Pod, family: Family) -> Option<Vec<Compac
     Some(addresses)
 }
 
-/// The Pod's endpoint with the given `addresses`. Inlined so that callers can build it straight
-/// into its final place (a slice's endpoint list) instead of moving the large value there.
+/// The Pod's endpoint with the given `addresses`. Inlined, so that a caller that reserves the
+/// endpoint's place first builds it with one move fewer.
 #[inline(always)]
 pub(crate) fn endpoint_with(
     pod: &Pod,

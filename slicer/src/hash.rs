@@ -14,9 +14,9 @@ fn fold_mul(x: u64, k: u64) -> u64 {
     (m as u64) ^ ((m >> 64) as u64)
 }
 
-/// The last 1 to 7 bytes of a field as one word, without a byte-by-byte copy: two
-/// overlapping 4-byte reads, or the first, middle and last byte (together with the field's
-/// length, which is hashed first, every byte counts once).
+/// 1 to 8 bytes as one word, without a byte-by-byte copy: two overlapping 4-byte reads, or
+/// the first, middle and last byte (together with the length, which goes into the hash
+/// separately, every byte counts once).
 #[inline]
 fn tail_word(rest: &[u8]) -> u64 {
     let n = rest.len();
@@ -47,8 +47,8 @@ fn short_words(s: &[u8]) -> (u64, u64) {
     }
 }
 
-/// A two-lane 64-bit hash giving a 128-bit value. Fields are length-prefixed, so a sequence of
-/// fields hashes differently from any other split of the same bytes.
+/// A two-lane 64-bit hash giving a 128-bit value. Each field's length goes in with its bytes,
+/// so a sequence of fields hashes differently from any other split of the same bytes.
 ///
 /// Each lane takes 16 bytes per multiply (the data on both sides of the product, as wyhash and
 /// rapidhash do), so a field of up to 16 bytes costs one step. The two lanes use the words and
@@ -86,13 +86,9 @@ impl Hash128 {
     #[inline(never)]
     fn long_field(&mut self, s: &[u8]) {
         let len = s.len() as u64;
+        // The blocks that end before the last 16 bytes start.
         let (blocks, _) = s.as_chunks::<16>();
-        let whole = if s.len().is_multiple_of(16) {
-            blocks.len() - 1
-        } else {
-            blocks.len()
-        };
-        for c in blocks.iter().take(whole) {
+        for c in blocks.iter().take((s.len() - 1) / 16) {
             let (w0, w1) = short_words(c);
             self.block(w0, w1, len);
         }

@@ -16,6 +16,7 @@ use crate::names::{NameSource, slice_name_prefix};
 use crate::plan::Plan;
 use crate::ports::PortKey;
 use crate::repack::repack_subsets;
+use crate::service::empty_slice;
 
 /// The label that turns mirroring off for an `Endpoints` object (value `true`).
 const SKIP_MIRROR: &str = "endpointslice.kubernetes.io/skip-mirror";
@@ -360,14 +361,7 @@ fn new_mirrored_slice(
         slice_labels::MANAGED_BY.to_owned(),
         slice_labels::MIRRORING_CONTROLLER_NAME.to_owned(),
     );
-    let mut s = EndpointSlice {
-        api_version: Some("discovery.k8s.io/v1".into()),
-        kind: Some("EndpointSlice".into()),
-        address_type: family.address_type().to_owned(),
-        endpoints: Some(Vec::new()),
-        ports: Some(ports),
-        ..Default::default()
-    };
+    let mut s = empty_slice(family, ports);
     s.metadata.namespace = eps.metadata.namespace.clone();
     s.metadata.labels = Some(labels);
     s.metadata.annotations = (!annotations.is_empty()).then(|| annotations.clone());

@@ -546,7 +546,12 @@ impl ServiceSlices {
             let hostname = hostname_for(pod, &self.info.name, &self.info.namespace);
             let mut entry = PodEntry { key, ids: [None; 2] };
             let zone = self.zone_for(pod, nodes);
-            let name_key = hash64(pod.metadata.name().as_bytes());
+            // Plans look for repeated Pods by name; the state uses full identities instead.
+            let name_key = if track_pods {
+                0
+            } else {
+                hash64(pod.metadata.name().as_bytes())
+            };
             for &f in &families {
                 let z = match &zone {
                     Ok(z) => *z,

@@ -68,6 +68,18 @@ pub(crate) fn is_reserved_label(key: &str) -> bool {
     key == slice_labels::SERVICE_NAME || key == slice_labels::MANAGED_BY || key == HEADLESS
 }
 
+/// An EndpointSlice of `family` with `ports`, no endpoints and no metadata yet.
+pub(crate) fn empty_slice(family: Family, ports: Vec<svcnet_model::EndpointPort>) -> EndpointSlice {
+    EndpointSlice {
+        api_version: Some("discovery.k8s.io/v1".into()),
+        kind: Some("EndpointSlice".into()),
+        address_type: family.address_type().to_owned(),
+        endpoints: Some(Vec::new()),
+        ports: Some(ports),
+        ..Default::default()
+    }
+}
+
 /// True when `selector` (a Service's `spec.selector`) selects a Pod with `labels`.
 pub(crate) fn selector_matches(selector: &StringMap, labels: Option<&StringMap>) -> bool {
     selector
@@ -209,14 +221,7 @@ impl ServiceInfo {
 
     /// `newEndpointSlice`: an empty slice of this Service with the given ports.
     pub fn new_slice(&self, ports: Vec<svcnet_model::EndpointPort>, family: Family) -> EndpointSlice {
-        let mut s = EndpointSlice {
-            api_version: Some("discovery.k8s.io/v1".into()),
-            kind: Some("EndpointSlice".into()),
-            address_type: family.address_type().to_owned(),
-            endpoints: Some(Vec::new()),
-            ports: Some(ports),
-            ..Default::default()
-        };
+        let mut s = empty_slice(family, ports);
         s.metadata.generate_name = Some(self.prefix.clone());
         s.metadata.namespace = Some(self.namespace.clone());
         s.metadata.owner_references = Some(vec![self.owner_reference()]);
