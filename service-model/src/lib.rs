@@ -108,3 +108,8 @@ pub use pod::*;
 pub use quantity::Quantity;
 pub use service::*;
 pub use servicecidr::*;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
