@@ -99,9 +99,13 @@ fn the_flag_readers_see_flags() {
     assert!(help_flags("alloc").contains("--seed"));
     let doc = doc();
     let dns = doc_flags(&doc, "dns").expect("dns section");
-    assert!(dns.contains("--cluster-domain") && dns.contains("--output"), "{dns:?}");
+    assert!(
+        dns.contains("--cluster-domain") && dns.contains("--output"),
+        "{dns:?}"
+    );
     assert!(doc_flags(&doc, "no-such-command").is_none());
-    let sample = "## x\n| flag | meaning |\n|---|---|\n| `--a-b N` | one |\n| `--c` | two |\n## y\n| `--d` | |\n";
+    let sample =
+        "## x\n| flag | meaning |\n|---|---|\n| `--a-b N` | one |\n| `--c` | two |\n## y\n| `--d` | |\n";
     assert_eq!(
         doc_flags(sample, "x"),
         Some(["--a-b", "--c"].iter().map(|s| s.to_string()).collect())

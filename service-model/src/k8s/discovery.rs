@@ -22,7 +22,7 @@ impl TryFrom<EndpointSlice> for k::EndpointSlice {
         Ok(k::EndpointSlice {
             metadata: metadata.try_into()?,
             address_type,
-            endpoints: endpoints.map(|v| v.into_iter().map(Into::into).collect()),
+            endpoints: endpoints_to_k8s(endpoints.map(|v| v.into_iter().map(Into::into).collect())),
             ports: ports.map(|v| v.into_iter().map(Into::into).collect()),
         })
     }
@@ -36,9 +36,31 @@ impl From<k::EndpointSlice> for EndpointSlice {
             kind,
             metadata: s.metadata.into(),
             address_type: s.address_type,
-            endpoints: s.endpoints.map(|v| v.into_iter().map(Into::into).collect()),
+            endpoints: endpoints_from_k8s(s.endpoints).map(|v| v.into_iter().map(Into::into).collect()),
             ports: s.ports.map(|v| v.into_iter().map(Into::into).collect()),
         }
+    }
+}
+
+// Kubernetes 1.36 made `endpoints` optional in k8s-openapi's EndpointSlice; before, an absent
+// list and an empty one are the same value there (svcnet gets an empty list back).
+k8s_openapi::k8s_if_ge_1_36! {
+    fn endpoints_to_k8s(v: Option<Vec<k::Endpoint>>) -> Option<Vec<k::Endpoint>> {
+        v
+    }
+
+    fn endpoints_from_k8s(v: Option<Vec<k::Endpoint>>) -> Option<Vec<k::Endpoint>> {
+        v
+    }
+}
+
+k8s_openapi::k8s_if_le_1_35! {
+    fn endpoints_to_k8s(v: Option<Vec<k::Endpoint>>) -> Vec<k::Endpoint> {
+        v.unwrap_or_default()
+    }
+
+    fn endpoints_from_k8s(v: Vec<k::Endpoint>) -> Option<Vec<k::Endpoint>> {
+        Some(v)
     }
 }
 

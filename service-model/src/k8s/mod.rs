@@ -23,7 +23,7 @@
 //!   a [`ConversionError`] naming the field for the objects and the parts that hold a time or a
 //!   field the k8s-openapi type requires: a time that is not RFC 3339, an `apiVersion` or
 //!   `kind` other than the type's, a required field that is unset (a metav1 `Condition`'s
-//!   `lastTransitionTime`, an IPAddress's `spec.parentRef` with its `name` and `resource`), a
+//!   `lastTransitionTime`, an IPAddress's `spec.parentRef` with its `name` and `resource`), or a
 //!   Node condition's `lastProbeTime` (Node conditions have none).
 //!
 //! An object svcnet read from `kubectl get -o json` survives svcnet → k8s-openapi → svcnet
@@ -35,15 +35,19 @@
 //! k8s-openapi selects the Kubernetes version of its types by a cargo feature that only the
 //! final binary may enable (`v1_33` … `v1_37`, or `latest`, today `v1_37`); a library such as
 //! svcnet-model must not. svcnet targets Kubernetes **v1.37** and is built and tested with
-//! `k8s-openapi = { version = "0.29", features = ["latest"] }`; every type and field these
-//! conversions use exists from v1.33 on, so a controller picks any version k8s-openapi 0.29
-//! offers by enabling that feature on its own k8s-openapi dependency:
+//! `k8s-openapi = { version = "0.29", features = ["latest"] }`. The conversions compile against
+//! every version k8s-openapi 0.29 offers (v1.33 … v1.37), so a controller picks its version by
+//! enabling that feature on its own k8s-openapi dependency:
 //!
 //! ```toml
 //! [dependencies]
 //! svcnet-model = { version = "0.1", features = ["k8s-openapi"] }
 //! k8s-openapi = { version = "0.29", features = ["v1_35"] }
 //! ```
+//!
+//! Where k8s-openapi's types differ between versions, the conversions follow the version chosen:
+//! before v1.36 an EndpointSlice's `endpoints` is a required list (an absent list comes back
+//! empty) and an IPAddress's `spec` is optional (from v1.36 on, an unset `spec` is refused).
 //!
 //! ## Example
 //! ```

@@ -158,8 +158,8 @@ impl From<k::ServiceCIDRStatus> for ServiceCidrStatus {
 impl TryFrom<IpAddress> for k::IPAddress {
     type Error = ConversionError;
 
-    /// Fails also when `spec`, `spec.parentRef` or its `name` or `resource` is unset: the
-    /// k8s-openapi type requires them.
+    /// Fails also when `spec.parentRef` or its `name` or `resource` is unset, or (Kubernetes
+    /// 1.36 and later) `spec`: the k8s-openapi type requires them.
     fn try_from(a: IpAddress) -> Result<Self, ConversionError> {
         let IpAddress {
             api_version,
@@ -168,10 +168,9 @@ impl TryFrom<IpAddress> for k::IPAddress {
             spec,
         } = a;
         check_type_meta::<k::IPAddress>(api_version, kind)?;
-        let spec = spec.ok_or_else(|| ConversionError::Missing { field: "spec".into() })?;
         Ok(k::IPAddress {
             metadata: metadata.try_into()?,
-            spec: spec.try_into().map_err(|e: ConversionError| e.under("spec"))?,
+            spec: ip_address_spec_to_k8s(spec)?,
         })
     }
 }
@@ -183,8 +182,33 @@ impl From<k::IPAddress> for IpAddress {
             api_version,
             kind,
             metadata: a.metadata.into(),
-            spec: Some(a.spec.into()),
+            spec: ip_address_spec_from_k8s(a.spec),
         }
+    }
+}
+
+// Kubernetes 1.36 made an IPAddress's `spec` required in k8s-openapi; before, it is optional.
+k8s_openapi::k8s_if_ge_1_36! {
+    fn ip_address_spec_to_k8s(spec: Option<IpAddressSpec>) -> Result<k::IPAddressSpec, ConversionError> {
+        spec.ok_or_else(|| ConversionError::Missing { field: "spec".into() })?
+            .try_into()
+            .map_err(|e: ConversionError| e.under("spec"))
+    }
+
+    fn ip_address_spec_from_k8s(spec: k::IPAddressSpec) -> Option<IpAddressSpec> {
+        Some(spec.into())
+    }
+}
+
+k8s_openapi::k8s_if_le_1_35! {
+    fn ip_address_spec_to_k8s(spec: Option<IpAddressSpec>) -> Result<Option<k::IPAddressSpec>, ConversionError> {
+        spec.map(k::IPAddressSpec::try_from)
+            .transpose()
+            .map_err(|e| e.under("spec"))
+    }
+
+    fn ip_address_spec_from_k8s(spec: Option<k::IPAddressSpec>) -> Option<IpAddressSpec> {
+        spec.map(Into::into)
     }
 }
 
