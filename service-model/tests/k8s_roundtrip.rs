@@ -2,8 +2,12 @@
 //! - every object of the conformance inputs (`cli/tests/conformance/*/`) and of the example
 //!   cluster (`examples/clusters/`) comes back unchanged;
 //! - generated objects of every kind come back unchanged, or the conversion names the field
-//!   k8s-openapi cannot hold (a time that is not RFC 3339, an unset required field).
+//!   k8s-openapi cannot hold (a time that is not RFC 3339, an unset required field). Services,
+//!   EndpointSlices and NetworkPolicies come from the strategies the validation properties use
+//!   (`tests/strategies/`), the other kinds from strategies here.
 #![cfg(feature = "k8s-openapi")]
+
+mod strategies;
 
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
@@ -14,6 +18,8 @@ use proptest::option;
 use proptest::prelude::*;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use strategies::networkpolicy::policy;
+use strategies::service::{any_service, endpoint_slice, metadata};
 use svcnet_model::k8s::ConversionError;
 use svcnet_model::*;
 
@@ -305,79 +311,6 @@ fn word() -> BoxedStrategy<String> {
     prop_oneof!["[a-z0-9.-]{0,10}", any::<String>()].boxed()
 }
 
-fn map() -> BoxedStrategy<Option<StringMap>> {
-    option::of(btree_map("[a-z./-]{1,8}", word(), 0..3)).boxed()
-}
-
-fn meta() -> impl Strategy<Value = ObjectMeta> {
-    (
-        (
-            option::of(word()),
-            option::of(word()),
-            option::of(word()),
-            option::of(word()),
-        ),
-        (
-            option::of(word()),
-            option::of(any::<i64>()),
-            option::of(time_text()),
-            option::of(time_text()),
-        ),
-        (option::of(any::<i64>()), map(), map()),
-        (
-            option::of(vec(
-                (
-                    word(),
-                    word(),
-                    word(),
-                    word(),
-                    option::of(any::<bool>()),
-                    option::of(any::<bool>()),
-                ),
-                0..2,
-            )),
-            option::of(vec(word(), 0..2)),
-        ),
-    )
-        .prop_map(
-            |(
-                (name, generate_name, namespace, uid),
-                (rv, generation, created, deleted),
-                (grace, labels, annotations),
-                (owners, finalizers),
-            )| ObjectMeta {
-                name,
-                generate_name,
-                namespace,
-                uid,
-                resource_version: rv,
-                generation,
-                creation_timestamp: created,
-                deletion_timestamp: deleted,
-                deletion_grace_period_seconds: grace,
-                labels,
-                annotations,
-                owner_references: owners.map(|v| {
-                    v.into_iter()
-                        .map(
-                            |(api_version, kind, name, uid, controller, block_owner_deletion)| {
-                                OwnerReference {
-                                    api_version,
-                                    kind,
-                                    name,
-                                    uid,
-                                    controller,
-                                    block_owner_deletion,
-                                }
-                            },
-                        )
-                        .collect()
-                }),
-                finalizers,
-            },
-        )
-}
-
 fn type_meta(
     api_version: &'static str,
     kind: &'static str,
@@ -386,13 +319,6 @@ fn type_meta(
         option::of(prop_oneof![4 => Just(api_version.to_owned()), 1 => Just("v9".to_owned())]),
         option::of(prop_oneof![4 => Just(kind.to_owned()), 1 => Just("Other".to_owned())]),
     )
-}
-
-fn int_or_string() -> impl Strategy<Value = IntOrString> {
-    prop_oneof![
-        any::<i32>().prop_map(IntOrString::Int),
-        word().prop_map(IntOrString::String)
-    ]
 }
 
 fn object_reference() -> impl Strategy<Value = ObjectReference> {
@@ -453,215 +379,6 @@ fn pod_condition() -> impl Strategy<Value = PodCondition> {
         )
 }
 
-fn service() -> impl Strategy<Value = Service> {
-    let port = (
-        option::of(word()),
-        option::of(word()),
-        option::of(word()),
-        any::<i32>(),
-        option::of(int_or_string()),
-        option::of(any::<i32>()),
-    )
-        .prop_map(
-            |(name, protocol, app_protocol, port, target_port, node_port)| ServicePort {
-                name,
-                protocol,
-                app_protocol,
-                port,
-                target_port,
-                node_port,
-            },
-        );
-    let strings = || option::of(vec(word(), 0..3));
-    let spec = (
-        (
-            option::of(vec(port, 0..3)),
-            map(),
-            option::of(word()),
-            strings(),
-            option::of(word()),
-            strings(),
-        ),
-        (
-            option::of(word()),
-            option::of(word()),
-            strings(),
-            option::of(word()),
-            option::of(word()),
-            option::of(any::<i32>()),
-        ),
-        (
-            option::of(any::<bool>()),
-            option::of(option::of(option::of(any::<i32>()))),
-            strings(),
-            option::of(word()),
-            option::of(any::<bool>()),
-        ),
-        (option::of(word()), option::of(word()), option::of(word())),
-    )
-        .prop_map(
-            |(
-                (ports, selector, cluster_ip, cluster_ips, type_, external_ips),
-                (
-                    session_affinity,
-                    load_balancer_ip,
-                    load_balancer_source_ranges,
-                    external_name,
-                    external_traffic_policy,
-                    health_check_node_port,
-                ),
-                (
-                    publish_not_ready_addresses,
-                    affinity,
-                    ip_families,
-                    ip_family_policy,
-                    allocate_load_balancer_node_ports,
-                ),
-                (load_balancer_class, internal_traffic_policy, traffic_distribution),
-            )| ServiceSpec {
-                ports,
-                selector,
-                cluster_ip,
-                cluster_ips,
-                type_,
-                external_ips,
-                session_affinity,
-                load_balancer_ip,
-                load_balancer_source_ranges,
-                external_name,
-                external_traffic_policy,
-                health_check_node_port,
-                publish_not_ready_addresses,
-                session_affinity_config: affinity.map(|c| SessionAffinityConfig {
-                    client_ip: c.map(|timeout_seconds| ClientIpConfig { timeout_seconds }),
-                }),
-                ip_families,
-                ip_family_policy,
-                allocate_load_balancer_node_ports,
-                load_balancer_class,
-                internal_traffic_policy,
-                traffic_distribution,
-            },
-        );
-    let ingress = (
-        option::of(word()),
-        option::of(word()),
-        option::of(word()),
-        option::of(vec((any::<i32>(), word(), option::of(word())), 0..2)),
-    )
-        .prop_map(|(ip, hostname, ip_mode, ports)| LoadBalancerIngress {
-            ip,
-            hostname,
-            ip_mode,
-            ports: ports.map(|v| {
-                v.into_iter()
-                    .map(|(port, protocol, error)| PortStatus {
-                        port,
-                        protocol,
-                        error,
-                    })
-                    .collect()
-            }),
-        });
-    let status = (
-        option::of(option::of(vec(ingress, 0..2))),
-        option::of(vec(condition(), 0..2)),
-    )
-        .prop_map(|(lb, conditions)| ServiceStatus {
-            load_balancer: lb.map(|ingress| LoadBalancerStatus { ingress }),
-            conditions,
-        });
-    (
-        type_meta("v1", "Service"),
-        meta(),
-        option::of(spec),
-        option::of(status),
-    )
-        .prop_map(|((api_version, kind), metadata, spec, status)| Service {
-            api_version,
-            kind,
-            metadata,
-            spec,
-            status,
-        })
-}
-
-fn endpoint_slice() -> impl Strategy<Value = EndpointSlice> {
-    let hints =
-        (option::of(vec(word(), 0..2)), option::of(vec(word(), 0..2))).prop_map(|(z, n)| EndpointHints {
-            for_zones: z.map(|v| v.into_iter().map(|name| ForZone { name }).collect()),
-            for_nodes: n.map(|v| v.into_iter().map(|name| ForNode { name }).collect()),
-        });
-    let endpoint = (
-        vec("[0-9a-f.:]{1,12}", 0..3),
-        (
-            option::of(any::<bool>()),
-            option::of(any::<bool>()),
-            option::of(any::<bool>()),
-        ),
-        option::of("[a-z]{0,6}"),
-        option::of(object_reference()),
-        map(),
-        option::of("[a-z]{0,6}"),
-        option::of("[a-z]{0,6}"),
-        option::of(hints),
-    )
-        .prop_map(
-            |(
-                addresses,
-                (ready, serving, terminating),
-                hostname,
-                target_ref,
-                deprecated_topology,
-                node_name,
-                zone,
-                hints,
-            )| Endpoint {
-                addresses: addresses.into_iter().map(CompactString::from).collect(),
-                conditions: EndpointConditions {
-                    ready,
-                    serving,
-                    terminating,
-                },
-                hostname: hostname.map(CompactString::from),
-                target_ref,
-                deprecated_topology,
-                node_name: node_name.map(CompactString::from),
-                zone: zone.map(CompactString::from),
-                hints,
-            },
-        );
-    let port = (
-        option::of(word()),
-        option::of(word()),
-        option::of(any::<i32>()),
-        option::of(word()),
-    )
-        .prop_map(|(name, protocol, port, app_protocol)| EndpointPort {
-            name,
-            protocol,
-            port,
-            app_protocol,
-        });
-    (
-        type_meta("discovery.k8s.io/v1", "EndpointSlice"),
-        meta(),
-        word(),
-        option::of(vec(endpoint, 0..3)),
-        option::of(vec(port, 0..3)),
-    )
-        .prop_map(
-            |((api_version, kind), metadata, address_type, endpoints, ports)| EndpointSlice {
-                api_version,
-                kind,
-                metadata,
-                address_type,
-                endpoints,
-                ports,
-            },
-        )
-}
-
 fn endpoints() -> impl Strategy<Value = Endpoints> {
     let address = (
         word(),
@@ -700,7 +417,7 @@ fn endpoints() -> impl Strategy<Value = Endpoints> {
         });
     (
         type_meta("v1", "Endpoints"),
-        meta(),
+        metadata(),
         option::of(vec(subset, 0..2)),
     )
         .prop_map(|((api_version, kind), metadata, subsets)| Endpoints {
@@ -799,7 +516,7 @@ fn pod() -> impl Strategy<Value = Pod> {
         });
     (
         type_meta("v1", "Pod"),
-        meta(),
+        metadata(),
         option::of(spec),
         option::of(status),
     )
@@ -846,7 +563,7 @@ fn node() -> impl Strategy<Value = Node> {
         });
     (
         type_meta("v1", "Node"),
-        meta(),
+        metadata(),
         option::of(spec),
         option::of(status),
     )
@@ -859,82 +576,10 @@ fn node() -> impl Strategy<Value = Node> {
         })
 }
 
-fn network_policy() -> impl Strategy<Value = NetworkPolicy> {
-    let requirement = (word(), word(), option::of(vec(word(), 0..2))).prop_map(|(key, operator, values)| {
-        LabelSelectorRequirement {
-            key,
-            operator,
-            values,
-        }
-    });
-    let selector = (map(), option::of(vec(requirement, 0..2)))
-        .prop_map(|(match_labels, match_expressions)| LabelSelector {
-            match_labels,
-            match_expressions,
-        })
-        .boxed();
-    let peer = (
-        option::of(selector.clone()),
-        option::of(selector.clone()),
-        option::of(
-            (word(), option::of(vec(word(), 0..2))).prop_map(|(cidr, except)| IpBlock { cidr, except }),
-        ),
-    )
-        .prop_map(|(pod_selector, namespace_selector, ip_block)| NetworkPolicyPeer {
-            pod_selector,
-            namespace_selector,
-            ip_block,
-        })
-        .boxed();
-    let port = (
-        option::of(word()),
-        option::of(int_or_string()),
-        option::of(any::<i32>()),
-    )
-        .prop_map(|(protocol, port, end_port)| NetworkPolicyPort {
-            protocol,
-            port,
-            end_port,
-        })
-        .boxed();
-    let ingress = (
-        option::of(vec(port.clone(), 0..2)),
-        option::of(vec(peer.clone(), 0..2)),
-    )
-        .prop_map(|(ports, from)| NetworkPolicyIngressRule { ports, from });
-    let egress = (option::of(vec(port, 0..2)), option::of(vec(peer, 0..2)))
-        .prop_map(|(ports, to)| NetworkPolicyEgressRule { ports, to });
-    let spec = (
-        option::of(selector),
-        option::of(vec(ingress, 0..2)),
-        option::of(vec(egress, 0..2)),
-        option::of(vec(word(), 0..2)),
-    )
-        .prop_map(
-            |(pod_selector, ingress, egress, policy_types)| NetworkPolicySpec {
-                pod_selector,
-                ingress,
-                egress,
-                policy_types,
-            },
-        );
-    (
-        type_meta("networking.k8s.io/v1", "NetworkPolicy"),
-        meta(),
-        option::of(spec),
-    )
-        .prop_map(|((api_version, kind), metadata, spec)| NetworkPolicy {
-            api_version,
-            kind,
-            metadata,
-            spec,
-        })
-}
-
 fn service_cidr() -> impl Strategy<Value = ServiceCidr> {
     (
         type_meta("networking.k8s.io/v1", "ServiceCIDR"),
-        meta(),
+        metadata(),
         option::of(option::of(vec(word(), 0..3)).prop_map(|cidrs| ServiceCidrSpec { cidrs })),
         option::of(
             option::of(vec(condition(), 0..2)).prop_map(|conditions| ServiceCidrStatus { conditions }),
@@ -964,7 +609,7 @@ fn ip_address() -> impl Strategy<Value = IpAddress> {
         });
     (
         type_meta("networking.k8s.io/v1", "IPAddress"),
-        meta(),
+        metadata(),
         option::of(option::of(parent).prop_map(|parent_ref| IpAddressSpec { parent_ref })),
     )
         .prop_map(|((api_version, kind), metadata, spec)| IpAddress {
@@ -1050,7 +695,7 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
     #[test]
-    fn generated_services_survive(x in service()) {
+    fn generated_services_survive(x in any_service()) {
         check::<_, core::Service>(x, set_type!("v1", "Service"))?;
     }
 
@@ -1075,7 +720,7 @@ proptest! {
     }
 
     #[test]
-    fn generated_network_policies_survive(x in network_policy()) {
+    fn generated_network_policies_survive(x in policy()) {
         check::<_, networking::NetworkPolicy>(x, set_type!("networking.k8s.io/v1", "NetworkPolicy"))?;
     }
 
