@@ -9,9 +9,14 @@
 //!   local, all locally reachable), built from Services, EndpointSlices and the node's
 //!   [`ProxyConfig`]. Every backend builds on it.
 //!
+//! - [`iptables`]: the iptables backend — the restore payload of a full or partial sync as
+//!   typed data and as `iptables-restore` text, and the tables it leaves (`iptables-save`).
+//!
 //! Pure: no I/O, no clock, no randomness.
 
 mod error;
+pub mod hash;
+pub mod iptables;
 pub mod proxy;
 
 pub use error::RulesError;
