@@ -353,3 +353,11 @@ impl Families {
         self.head.iter().flatten().chain(&self.tail).copied()
     }
 }
+
+/// True when a Service has neither `spec.clusterIP` nor `spec.clusterIPs`: it has not been
+/// through the API server's allocation (an undefaulted manifest). Distinct from a ClusterIP
+/// written as `""` or `None`, which kube-proxy skips.
+pub(crate) fn cluster_ips_unallocated(service: &Service) -> bool {
+    let spec = service.spec();
+    spec.cluster_ip.is_none() && spec.cluster_ips.as_deref().is_none_or(<[_]>::is_empty)
+}

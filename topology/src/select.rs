@@ -10,7 +10,8 @@ use svcnet_model::{EndpointSlice, Service};
 
 use crate::index::SliceIndex;
 use crate::proxy::{
-    IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName, service_families,
+    IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName,
+    cluster_ips_unallocated, service_families,
 };
 
 /// How hints narrowed the cluster endpoints.
@@ -270,6 +271,12 @@ impl<'a> NodeView<'a> {
     /// skips are skipped (`ShouldSkipService`: ExternalName, `clusterIP` empty or `None`), and
     /// so is each family the Service has no cluster IP of (`GetClusterIPByFamily`).
     ///
+    /// A Service with neither `spec.clusterIP` nor `spec.clusterIPs` has not been through the
+    /// API server's allocation (an undefaulted manifest, as kube-proxy's own
+    /// `CategorizeEndpoints` tests build them): the view answers for it as if its ClusterIPs
+    /// were allocated, in each of its families. An explicitly empty or `None` ClusterIP is
+    /// skipped, as kube-proxy skips it.
+    ///
     /// The slices are indexed by Service once, so the cost grows with the number of slices
     /// and service ports, not their product. To build the views of many nodes, index the
     /// slices once with [`SliceIndex::build`] and use [`NodeView::from_index`].
@@ -293,14 +300,17 @@ impl<'a> NodeView<'a> {
         let mut ports: Vec<PortEntry<'a>> = Vec::with_capacity(services.len());
         let mut endpoints: Vec<ProxyEndpoint<'a>> = Vec::with_capacity(index.endpoint_count());
         for svc in services {
-            if svc.skipped_by_proxy() {
+            let unallocated = cluster_ips_unallocated(svc);
+            if svc.skipped_by_proxy()
+                && !(unallocated && svc.type_() != svcnet_model::service_type::EXTERNAL_NAME)
+            {
                 continue;
             }
             let families = service_families(svc);
             let (namespace, service) = (svc.metadata.namespace(), svc.metadata.name());
             for p in svc.spec().ports() {
                 for family in families.iter() {
-                    if svc.cluster_ip_for_family(family.as_str()).is_none() {
+                    if !unallocated && svc.cluster_ip_for_family(family.as_str()).is_none() {
                         continue;
                     }
                     let name = ServicePortName {

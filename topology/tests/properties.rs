@@ -414,7 +414,10 @@ fn reference_view(services: &[Service], slices: &[EndpointSlice], node: &str, no
     }
     let mut ports = Vec::new();
     for svc in services {
-        if svc.skipped_by_proxy() {
+        let spec = svc.spec();
+        let unallocated =
+            spec.cluster_ip.is_none() && spec.cluster_ips.as_deref().is_none_or(<[_]>::is_empty);
+        if svc.skipped_by_proxy() && !(unallocated && svc.type_() != "ExternalName") {
             continue;
         }
         let mut families: Vec<IpFamily> = svc
@@ -436,7 +439,7 @@ fn reference_view(services: &[Service], slices: &[EndpointSlice], node: &str, no
             families.push(IpFamily::V4);
         }
         families.dedup();
-        families.retain(|f| svc.cluster_ip_for_family(f.as_str()).is_some());
+        families.retain(|f| unallocated || svc.cluster_ip_for_family(f.as_str()).is_some());
         for p in svc.spec().ports() {
             for &family in &families {
                 let key = (
