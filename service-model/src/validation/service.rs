@@ -445,7 +445,22 @@ fn client_ip_affinity_config(spec: &ServiceSpec, path: &Path) -> ErrorList {
     Vec::new()
 }
 
-/// `ValidateServiceClusterIPsRelatedFields`.
+/// `ValidateServiceClusterIPsRelatedFields`: `clusterIP` / `clusterIPs` in step, `ipFamilies`
+/// and `ipFamilyPolicy` values, each cluster IP a valid address, at most one per family and
+/// of the family `ipFamilies` names. Part of [`validate_service_create`]; the API server's
+/// allocator also runs it alone, before allocating, and answers with these errors only.
+///
+/// ```
+/// use svcnet_model::{Service, ServiceSpec, validation};
+/// let mut svc = Service::default();
+/// svc.spec = Some(ServiceSpec { cluster_ips: Some(vec!["10.0.0.1".into()]), ..Default::default() });
+/// let errors = validation::validate_service_cluster_ips_related_fields(&svc);
+/// assert_eq!(errors[0].field, "spec.clusterIPs");
+/// ```
+pub fn validate_service_cluster_ips_related_fields(svc: &Service) -> ErrorList {
+    cluster_ips_related_fields(svc.spec())
+}
+
 fn cluster_ips_related_fields(spec: &ServiceSpec) -> ErrorList {
     let mut errs = Vec::new();
     if s(&spec.type_) == service_type::EXTERNAL_NAME {
