@@ -103,7 +103,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         };
         tally.count(&l.object, validated, &answer);
         match args.output {
-            Format::Json => print_json(&status(&l.object, &answer, validated))?,
+            Format::Json => print_json(&status(&l.object, &answer))?,
             Format::Text if validated || !answer.is_valid() => print_answer(l, &answer)?,
             Format::Text => {}
         }
@@ -242,9 +242,9 @@ fn change_json(c: &Change) -> Value {
     })
 }
 
-/// The Kubernetes `Status` the request would get, plus `changes`: what the server changed in
-/// the request before answering (and `notValidated` for kinds svcnet does not validate).
-fn status(obj: &Object, answer: &Answer, validated: bool) -> Value {
+/// The Kubernetes `Status` the request would get, plus `changes` when the server changed the
+/// request before answering (kinds svcnet does not validate are a plain Success).
+fn status(obj: &Object, answer: &Answer) -> Value {
     let errors = &answer.errors;
     let name = obj.metadata().name();
     let mut details = json!({ "name": name, "kind": obj.kind() });
@@ -295,9 +295,6 @@ fn status(obj: &Object, answer: &Answer, validated: bool) -> Value {
     };
     if !answer.changes.is_empty() {
         st["changes"] = Value::Array(answer.changes.iter().map(change_json).collect());
-    }
-    if !validated {
-        st["notValidated"] = json!(true);
     }
     st
 }
