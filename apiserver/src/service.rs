@@ -6,6 +6,7 @@
 use std::net::IpAddr;
 
 use rand_core::RngCore;
+use smallvec::SmallVec;
 use svcnet_allocators::{IpFamily, ServiceRef};
 use svcnet_model::field::{BadValue, ErrorList, FieldError, Path};
 use svcnet_model::{
@@ -132,7 +133,7 @@ struct Alloc<'c, 'r> {
     cluster: Option<&'c mut Cluster>,
     rng: &'r mut dyn RngCore,
     taken: Taken,
-    local_ports: Vec<i32>,
+    local_ports: SmallVec<[i32; 8]>,
     owner: Option<ServiceRef>,
 }
 
@@ -190,7 +191,7 @@ pub fn create_service(svc: &mut Service, cluster: Option<&mut Cluster>, rng: &mu
         cluster,
         rng,
         taken: Taken::default(),
-        local_ports: Vec::new(),
+        local_ports: SmallVec::new(),
         owner: None,
     };
     if let Err(errors) = allocate_create(svc, &mut al, &mut changes) {
@@ -251,7 +252,7 @@ pub fn update_service(
         cluster,
         rng,
         taken: Taken::default(),
-        local_ports: Vec::new(),
+        local_ports: SmallVec::new(),
         owner: None,
     };
     if let Err(errors) = allocate_update(svc, &old, &mut al, &mut changes) {
@@ -502,15 +503,17 @@ fn drop_type_dependent_fields(svc: &mut Service, old: &Service, changes: &mut Ve
         ));
         ns.allocate_load_balancer_node_ports = None;
     }
-    if was_lb && !is_lb && ns.load_balancer_class == os.load_balancer_class {
-        if let Some(c) = ns.load_balancer_class.take() {
-            changes.push(Change::new(
-                "spec.loadBalancerClass",
-                ChangeKind::Dropped,
-                json_str(&c),
-                "type is no longer LoadBalancer",
-            ));
-        }
+    if was_lb
+        && !is_lb
+        && ns.load_balancer_class == os.load_balancer_class
+        && let Some(c) = ns.load_balancer_class.take()
+    {
+        changes.push(Change::new(
+            "spec.loadBalancerClass",
+            ChangeKind::Dropped,
+            json_str(&c),
+            "type is no longer LoadBalancer",
+        ));
     }
     if externally_accessible(os)
         && !externally_accessible(ns)
@@ -619,7 +622,9 @@ fn init_ip_family_fields(
         if policy(ns) == ip_family_policy::SINGLE_STACK {
             if cluster_ips(os) == cluster_ips(ns) && cluster_ips(ns).len() > 1 {
                 let dropped = cluster_ips(ns)[1].clone();
-                ns.cluster_ips.as_mut().map(|v| v.truncate(1));
+                if let Some(v) = ns.cluster_ips.as_mut() {
+                    v.truncate(1);
+                }
                 changes.push(Change::new(
                     "spec.clusterIPs[1]",
                     ChangeKind::Trimmed,
@@ -629,7 +634,9 @@ fn init_ip_family_fields(
             }
             if families(os) == families(ns) && families(ns).len() > 1 {
                 let dropped = families(ns)[1].clone();
-                ns.ip_families.as_mut().map(|v| v.truncate(1));
+                if let Some(v) = ns.ip_families.as_mut() {
+                    v.truncate(1);
+                }
                 changes.push(Change::new(
                     "spec.ipFamilies[1]",
                     ChangeKind::Trimmed,
@@ -909,7 +916,7 @@ fn alloc_node_ports(svc: &mut Service, al: &mut Alloc<'_, '_>) -> Result<(), Err
         return Ok(());
     }
     let should = should_allocate_node_ports(spec);
-    let mut by_port: Vec<(i32, i32)> = Vec::new();
+    let mut by_port: SmallVec<[(i32, i32); 8]> = SmallVec::new();
     let n = spec.ports().len();
     for i in 0..n {
         let (port_num, np) = {

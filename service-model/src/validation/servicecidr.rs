@@ -200,7 +200,10 @@ mod tests {
         assert_eq!(n(&["10.0.0.0/24", "fd00::/64", "10.1.0.0/24"]), 1);
         assert_eq!(n(&["192.168.007.0/24", "fd00:1234::/64"]), 1);
         assert_eq!(n(&["192.168.0.0/24", "FD00:1234::/64"]), 1);
-        assert_eq!(n(&["FD00:1234::2/64"]), 2);
+        // v1.37.2's IsValidCIDR: host bits stop the check; one cause.
+        assert_eq!(n(&["FD00:1234::2/64"]), 1);
+        // Two bad CIDRs of one family: each, and the family rule.
+        assert_eq!(n(&["10.0.0.1/24", "10.1.0.1/24"]), 3);
         let mut c = cidr(&["10.0.0.0/24"]);
         c.metadata.namespace = Some("x".into());
         assert_eq!(validate_service_cidr_create(&c).len(), 1);
@@ -211,6 +214,17 @@ mod tests {
         let old = cidr(&["10.0.0.0/24"]);
         assert!(validate_service_cidr_update(&old, &old).is_empty());
         let e = validate_service_cidr_update(&cidr(&["10.1.0.0/24"]), &old);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, "spec.cidrs[0]");
+        // A single-stack ServiceCIDR may gain the other family (v1.37.2), not change its own.
+        assert!(validate_service_cidr_update(&cidr(&["10.0.0.0/24", "fd00::/64"]), &old).is_empty());
+        let e = validate_service_cidr_update(&cidr(&["10.1.0.0/24", "fd00::/64"]), &old);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, "spec.cidrs[0]");
+        let e = validate_service_cidr_update(&cidr(&["10.0.0.0/24", "10.2.0.0/24"]), &old);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, "spec.cidrs");
+        let e = validate_service_cidr_update(&old, &cidr(&["10.0.0.0/24", "fd00::/64"]));
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].field, "spec.cidrs");
     }
