@@ -1044,3 +1044,152 @@ fn alloc_hc_node_port(svc: &mut Service, al: &mut Alloc<'_, '_>) -> Result<(), E
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use svcnet_allocators::SplitMix64;
+
+    use super::*;
+
+    fn svc(json: &str) -> Service {
+        serde_json::from_str(json).expect("service JSON")
+    }
+
+    fn fields(a: &Answer) -> Vec<&str> {
+        a.errors.iter().map(|e| e.field.as_str()).collect()
+    }
+
+    #[test]
+    fn node_port_shared_by_one_port_number_only() {
+        let mut rng = SplitMix64::new(1);
+        let ok = r#"{"metadata":{"name":"dns","namespace":"d"},"spec":{"type":"NodePort","selector":{"a":"b"},
+            "ports":[{"name":"t","protocol":"TCP","port":53,"nodePort":30053},{"name":"u","protocol":"UDP","port":53,"nodePort":30053}]}}"#;
+        let a = create_service(&mut svc(ok), None, &mut rng);
+        assert!(a.is_valid(), "{:?}", a.errors);
+        let bad = ok.replace(
+            r#""port":53,"nodePort":30053}]"#,
+            r#""port":54,"nodePort":30053}]"#,
+        );
+        let a = create_service(&mut svc(&bad), None, &mut rng);
+        assert_eq!(a.step, Step::Allocator);
+        assert_eq!(fields(&a), ["spec.ports[1].nodePort"]);
+        // A port of the same number without a node port shares the first one's.
+        let share = ok.replace(
+            r#""protocol":"UDP","port":53,"nodePort":30053"#,
+            r#""protocol":"UDP","port":53"#,
+        );
+        let mut s = svc(&share);
+        assert!(create_service(&mut s, None, &mut rng).is_valid());
+        assert_eq!(s.spec().ports()[1].node_port, Some(30053));
+    }
+
+    #[test]
+    fn family_policy_against_families_and_ips() {
+        let mut rng = SplitMix64::new(1);
+        let two = r#"{"metadata":{"name":"w","namespace":"d"},"spec":{"selector":{"a":"b"},"ports":[{"port":80}],
+            "ipFamilyPolicy":"SingleStack","ipFamilies":["IPv4","IPv6"]}}"#;
+        let a = create_service(&mut svc(two), None, &mut rng);
+        assert_eq!(a.step, Step::Allocator);
+        assert_eq!(fields(&a), ["spec.ipFamilyPolicy"]);
+        // A single-stack cluster refuses RequireDualStack and an unconfigured family.
+        let mut cluster = Cluster::parse(&["10.96.0.0/16"], "30000-32767").unwrap();
+        let req = r#"{"metadata":{"name":"w","namespace":"d"},"spec":{"selector":{"a":"b"},"ports":[{"port":80}],
+            "ipFamilyPolicy":"RequireDualStack"}}"#;
+        let a = create_service(&mut svc(req), Some(&mut cluster), &mut rng);
+        assert_eq!(fields(&a), ["spec.ipFamilyPolicy"]);
+        // On a dual-stack cluster both families are filled and both IPs taken.
+        let mut cluster = Cluster::parse(&["10.96.0.0/16", "fd00::/108"], "30000-32767").unwrap();
+        let mut s = svc(req);
+        assert!(create_service(&mut s, Some(&mut cluster), &mut rng).is_valid());
+        assert_eq!(s.spec().ip_families.as_deref().map(<[String]>::len), Some(2));
+        assert_eq!(s.spec().cluster_ips.as_deref().map(<[String]>::len), Some(2));
+    }
+
+    #[test]
+    fn a_refused_request_takes_nothing() {
+        let mut rng = SplitMix64::new(1);
+        let mut cluster = Cluster::parse(&["10.96.0.0/16"], "30000-32767").unwrap();
+        // Valid for the allocator, refused by validation (port 0): its IP and port go back.
+        let bad = r#"{"metadata":{"name":"w","namespace":"d"},"spec":{"type":"NodePort","clusterIP":"10.96.0.10",
+            "ports":[{"port":80,"nodePort":30080},{"name":"x","port":0}]}}"#;
+        let a = create_service(&mut svc(bad), Some(&mut cluster), &mut rng);
+        assert_eq!(a.step, Step::Validation);
+        assert!(!a.is_valid());
+        assert!(!cluster.ip_in_use("10.96.0.10".parse().unwrap()));
+        assert!(!cluster.node_port_in_use(30080));
+        let good = bad.replace(r#",{"name":"x","port":0}"#, "");
+        assert!(create_service(&mut svc(&good), Some(&mut cluster), &mut rng).is_valid());
+        assert!(cluster.ip_in_use("10.96.0.10".parse().unwrap()));
+        assert!(cluster.node_port_in_use(30080));
+    }
+
+    #[test]
+    fn update_carries_over_and_drops() {
+        let mut rng = SplitMix64::new(1);
+        let stored = svc(
+            r#"{"metadata":{"name":"w","namespace":"d","resourceVersion":"3"},"spec":{"type":"LoadBalancer",
+            "selector":{"a":"b"},"clusterIP":"10.0.0.5","externalTrafficPolicy":"Local","healthCheckNodePort":30100,
+            "ports":[{"name":"http","port":80,"nodePort":30080}]}}"#,
+        );
+        // Omitting the allocated values: carried over.
+        let mut same = svc(
+            r#"{"metadata":{"name":"w","namespace":"d","resourceVersion":"3"},"spec":{"type":"LoadBalancer",
+            "selector":{"a":"b"},"externalTrafficPolicy":"Local","ports":[{"name":"http","port":80}]}}"#,
+        );
+        let a = update_service(&mut same, &stored, None, &mut rng);
+        assert!(a.is_valid(), "{:?}", a.errors);
+        let changed: Vec<&str> = a.changes.iter().map(|c| c.field.as_str()).collect();
+        assert_eq!(
+            changed,
+            [
+                "spec.clusterIP",
+                "spec.clusterIPs",
+                "spec.ports[0].nodePort",
+                "spec.healthCheckNodePort",
+                "spec.ipFamilyPolicy"
+            ]
+        );
+        // To ClusterIP keeping what the load balancer had: dropped.
+        let mut to_cip = svc(
+            r#"{"metadata":{"name":"w","namespace":"d","resourceVersion":"3"},"spec":{"type":"ClusterIP",
+            "selector":{"a":"b"},"clusterIP":"10.0.0.5","externalTrafficPolicy":"Local","healthCheckNodePort":30100,
+            "ports":[{"name":"http","port":80,"nodePort":30080}]}}"#,
+        );
+        let a = update_service(&mut to_cip, &stored, None, &mut rng);
+        assert!(a.is_valid(), "{:?}", a.errors);
+        let dropped: Vec<&str> = a
+            .changes
+            .iter()
+            .filter(|c| c.kind == ChangeKind::Dropped)
+            .map(|c| c.field.as_str())
+            .collect();
+        assert_eq!(
+            dropped,
+            [
+                "spec.ports[0].nodePort",
+                "spec.healthCheckNodePort",
+                "spec.externalTrafficPolicy"
+            ]
+        );
+    }
+
+    #[test]
+    fn releasing_the_secondary_ip_needs_single_stack() {
+        let mut rng = SplitMix64::new(1);
+        let stored = svc(
+            r#"{"metadata":{"name":"w","namespace":"d","resourceVersion":"1"},"spec":{"selector":{"a":"b"},
+            "clusterIP":"10.0.0.5","clusterIPs":["10.0.0.5","fd00::5"],"ipFamilies":["IPv4","IPv6"],
+            "ipFamilyPolicy":"RequireDualStack","ports":[{"port":80}]}}"#,
+        );
+        let mut new = svc(
+            r#"{"metadata":{"name":"w","namespace":"d","resourceVersion":"1"},"spec":{"selector":{"a":"b"},
+            "clusterIP":"10.0.0.5","clusterIPs":["10.0.0.5"],"ipFamilies":["IPv4"],
+            "ipFamilyPolicy":"RequireDualStack","ports":[{"port":80}]}}"#,
+        );
+        let a = update_service(&mut new.clone(), &stored, None, &mut rng);
+        assert_eq!(a.step, Step::Allocator);
+        assert_eq!(fields(&a), ["spec.ipFamilyPolicy", "spec.ipFamilyPolicy"]);
+        new.spec_mut().ip_family_policy = Some("SingleStack".into());
+        assert!(update_service(&mut new, &stored, None, &mut rng).is_valid());
+    }
+}
