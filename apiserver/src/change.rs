@@ -6,7 +6,7 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ChangeKind {
-    /// The field was cleared (`dropTypeDependentFields`, `dropTopologyOnV1`, status on create).
+    /// The field was cleared (`dropTypeDependentFields`, `dropTopologyOnV1`).
     Dropped,
     /// The field was empty in the request and was given the stored object's value
     /// (`patchAllocatedValues`, the family policy, an unconditional update's resourceVersion).

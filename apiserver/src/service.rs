@@ -202,14 +202,8 @@ pub fn create_service(svc: &mut Service, cluster: Option<&mut Cluster>, rng: &mu
             step: Step::Allocator,
         };
     }
-    if svc.status.as_ref().is_some_and(|st| *st != Default::default()) {
-        changes.push(Change::new(
-            "status",
-            ChangeKind::Dropped,
-            "",
-            "status is set by controllers, not on create",
-        ));
-    }
+    // PrepareForCreate: status is the controllers' to set (not listed as a change: a dump of
+    // live objects carries one, and no apply sets it).
     svc.status = None;
     let mut errors = validation::validate_service_create(svc);
     merge_duplicates(&mut errors);
