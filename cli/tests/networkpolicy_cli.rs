@@ -48,7 +48,10 @@ fn single_valid_policy_text_and_json() {
     );
     let run = common::svcnet(&["validate", &file]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.stdout.trim(), "NetworkPolicy shop/web: valid");
+    assert_eq!(
+        run.stdout.trim(),
+        "NetworkPolicy shop/web: valid\n1 valid, 0 invalid, 0 skipped"
+    );
     let run = common::svcnet(&["validate", "--output", "json", &file]);
     assert_eq!(run.code, 0);
     let st = statuses(&run.stdout);

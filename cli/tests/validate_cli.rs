@@ -64,7 +64,10 @@ fn valid_yaml_file_exits_0_with_text() {
     let f = write(&dir, "web.yaml", WEB_YAML);
     let run = svcnet(&["validate", &f]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert_eq!(run.stdout.trim(), "Service shop/web: valid");
+    assert_eq!(
+        run.stdout.trim(),
+        "Service shop/web: valid\n1 valid, 0 invalid, 0 skipped"
+    );
 }
 
 #[test]
@@ -172,7 +175,10 @@ fn a_list_and_multi_document_yaml_give_one_status_per_object() {
 fn standard_input() {
     let run = svcnet_stdin(&["validate", "-"], WEB_YAML.as_bytes());
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    assert_eq!(run.stdout.trim(), "Service shop/web: valid");
+    assert_eq!(
+        run.stdout.trim(),
+        "Service shop/web: valid\n1 valid, 0 invalid, 0 skipped"
+    );
     let run = svcnet_stdin(&["validate", "--output", "json", "-"], BAD_PORT_YAML.as_bytes());
     assert_eq!(run.code, 1);
     assert_eq!(json_lines(&run.stdout)[0]["status"], "Failure");
@@ -323,8 +329,8 @@ fn other_kinds() {
     );
     let run = svcnet(&["validate", &f]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    // Kinds svcnet reads but does not validate exit 0, say so in text and are a Success in
-    // JSON (unchanged).
+    // Kinds svcnet reads but does not validate exit 0, are counted by kind in one summary line
+    // of the text, and are a Success in JSON (unchanged).
     let f = write(
         &dir,
         "node.yaml",
@@ -336,9 +342,8 @@ fn other_kinds() {
     assert_eq!(
         run.stdout.lines().collect::<Vec<_>>(),
         vec![
-            format!("Node n1: not validated {kinds}"),
-            format!("Pod shop/web-0: not validated {kinds}"),
-            format!("Endpoints shop/web: not validated {kinds}"),
+            format!("skipped, not validated: 1 Node, 1 Pod, 1 Endpoints {kinds}"),
+            "0 valid, 0 invalid, 3 skipped".to_owned(),
         ]
     );
     let run = svcnet(&["validate", "--output", "json", &f]);
@@ -394,4 +399,182 @@ fn unreadable_and_malformed_input_exit_2_without_panicking() {
     assert_eq!(run.code, 2);
     let run = svcnet(&["validate", "--output", "xml", "-"]);
     assert_eq!(run.code, 2);
+}
+
+const REUSED_NODE_PORT_YAML: &str = "\
+apiVersion: v1
+kind: Service
+metadata:
+  name: dns
+  namespace: shop
+spec:
+  type: NodePort
+  selector:
+    app: dns
+  ports:
+  - name: tcp
+    protocol: TCP
+    port: 53
+    nodePort: 30053
+  - name: udp
+    protocol: UDP
+    port: 53
+    nodePort: 30053
+  - name: metrics
+    protocol: SCTP
+    port: 9153
+    nodePort: 30053
+";
+
+#[test]
+fn node_port_reused_across_port_numbers_is_refused_by_the_allocator() {
+    let dir = scratch_dir("validate");
+    let f = write(&dir, "dns.yaml", REUSED_NODE_PORT_YAML);
+    let run = svcnet(&["validate", &f]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout.lines().collect::<Vec<_>>(),
+        vec![
+            "Service shop/dns: refused by the Service allocator, before validation:",
+            "Service shop/dns: spec.ports[2].nodePort: Invalid value: 30053: provided port is already allocated",
+            "0 valid, 1 invalid, 0 skipped",
+        ]
+    );
+    // The validation functions alone accept it: they only refuse one node port twice for
+    // one protocol.
+    let run = svcnet(&["validate", "--no-defaults", "--output", "json", &f]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let st = &json_lines(&run.stdout)[0];
+    assert!(!causes(st).iter().any(|(_, f)| f.ends_with("nodePort")), "{st}");
+    // Outside the NodePort range given.
+    let run = svcnet(&[
+        "validate",
+        "--node-port-range",
+        "31000-32000",
+        "--output",
+        "json",
+        &f,
+    ]);
+    assert_eq!(run.code, 1);
+    let st = &json_lines(&run.stdout)[0];
+    assert_eq!(
+        st["details"]["causes"][0]["message"],
+        "Invalid value: 30053: provided port is not in the valid range. The range of valid ports is 31000-32000"
+    );
+}
+
+const LB_STORED_JSON: &str = r#"{"apiVersion": "v1", "kind": "Service",
+  "metadata": {"name": "web", "namespace": "shop", "resourceVersion": "41"},
+  "spec": {"type": "LoadBalancer", "selector": {"app": "web"}, "clusterIP": "10.96.0.10",
+    "clusterIPs": ["10.96.0.10"], "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack",
+    "ports": [{"name": "http", "port": 80, "targetPort": 8080, "nodePort": 30080}],
+    "loadBalancerClass": "example.com/lb", "allocateLoadBalancerNodePorts": true}}"#;
+
+const LB_TO_CLUSTER_IP_YAML: &str = "\
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: shop
+spec:
+  type: ClusterIP
+  selector:
+    app: web
+  ports:
+  - name: http
+    port: 80
+    targetPort: 8080
+  loadBalancerClass: example.com/lb
+";
+
+#[test]
+fn update_says_what_the_server_changed() {
+    let dir = scratch_dir("validate");
+    let old = write(&dir, "old.json", LB_STORED_JSON);
+    let new = write(&dir, "new.yaml", LB_TO_CLUSTER_IP_YAML);
+    let run = svcnet(&["validate", "--old", &old, &new]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    for line in [
+        "Service shop/web: the API server filled metadata.resourceVersion (\"41\"): an update without one is unconditional",
+        "Service shop/web: the API server filled spec.clusterIP (\"10.96.0.10\"): the request leaves it empty; the stored object has it",
+        "Service shop/web: the API server dropped spec.loadBalancerClass (\"example.com/lb\"): type is no longer LoadBalancer",
+        "Service shop/web: valid",
+    ] {
+        assert!(
+            run.stdout.lines().any(|l| l == line),
+            "missing {line:?} in\n{}",
+            run.stdout
+        );
+    }
+    let run = svcnet(&["validate", "--old", &old, "--output", "json", &new]);
+    let st = &json_lines(&run.stdout)[0];
+    assert_eq!(st["status"], "Success");
+    let changes = st["changes"].as_array().expect("changes");
+    assert!(
+        changes.contains(&json!({"field": "spec.loadBalancerClass", "action": "dropped",
+            "value": "example.com/lb", "reason": "type is no longer LoadBalancer",
+            "message": "dropped spec.loadBalancerClass (\"example.com/lb\"): type is no longer LoadBalancer"})),
+        "{st}"
+    );
+    // The validation functions alone refuse it.
+    let run = svcnet(&["validate", "--no-defaults", "--old", &old, &new]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stdout.contains("spec.loadBalancerClass: Forbidden"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn cluster_ips_against_the_ranges_and_the_other_services() {
+    let dir = scratch_dir("validate");
+    let two = "\
+apiVersion: v1
+kind: Service
+metadata: {name: a, namespace: shop}
+spec: {clusterIP: 10.96.0.10, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: b, namespace: shop}
+spec: {clusterIP: 10.96.0.10, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: c, namespace: shop}
+spec: {clusterIP: 10.200.0.1, ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: d, namespace: shop}
+spec: {clusterIP: 10.96.0.1, ports: [{port: 80}]}
+";
+    let f = write(&dir, "two.yaml", two);
+    let run = svcnet(&["validate", "--service-cidrs", "10.96.0.0/16", &f]);
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    let want = [
+        "Service shop/a: valid",
+        "Service shop/b: spec.clusterIPs: Invalid value: [\"10.96.0.10\"]: failed to allocate IP 10.96.0.10: provided IP is already allocated",
+        "Service shop/c: spec.clusterIPs: Invalid value: [\"10.200.0.1\"]: failed to allocate IP 10.200.0.1: the provided network does not match the current range",
+        // The first address belongs to default/kubernetes.
+        "Service shop/d: spec.clusterIPs: Invalid value: [\"10.96.0.1\"]: failed to allocate IP 10.96.0.1: provided IP is already allocated",
+        "1 valid, 3 invalid, 0 skipped",
+    ];
+    for line in want {
+        assert!(
+            run.stdout.lines().any(|l| l == line),
+            "missing {line:?} in\n{}",
+            run.stdout
+        );
+    }
+    // Without the ranges, only what needs no allocator state is checked.
+    let run = svcnet(&["validate", &f]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    // A flag that does not parse is a usage error.
+    for bad in [["--service-cidrs", "10.96.0.0/99"], ["--node-port-range", "a-b"]] {
+        let run = svcnet(&["validate", bad[0], bad[1], &f]);
+        assert_eq!(run.code, 2, "{bad:?}: {}", run.stdout);
+        assert!(run.stderr.contains(bad[0]), "{}", run.stderr);
+    }
 }

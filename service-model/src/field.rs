@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
 /// The kind of a field error, as `field.ErrorType` names them.
@@ -208,22 +209,25 @@ impl From<bool> for BadValue {
 }
 
 /// A field path such as `spec.ports[0].port` or `metadata.annotations[key]`.
+///
+/// Paths up to 24 bytes live inline, so building the paths of a valid object allocates
+/// nothing in most cases; the text is copied out only when an error is made.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Path(String);
+pub struct Path(CompactString);
 
 impl Path {
     /// A root path (`spec`, `metadata`, ...).
     pub fn new(root: &str) -> Self {
-        Path(root.to_owned())
+        Path(CompactString::new(root))
     }
 
     /// The path of field `name` under this one (`spec` → `spec.ports`); from an empty path,
     /// `name` alone.
     pub fn child(&self, name: &str) -> Self {
         if self.0.is_empty() {
-            return Path(name.to_owned());
+            return Path(CompactString::new(name));
         }
-        let mut p = String::with_capacity(self.0.len() + 1 + name.len());
+        let mut p = CompactString::with_capacity(self.0.len() + 1 + name.len());
         p.push_str(&self.0);
         p.push('.');
         p.push_str(name);
@@ -233,7 +237,7 @@ impl Path {
     /// The path of element `i` of this list (`spec.ports` → `spec.ports[0]`).
     pub fn index(&self, i: usize) -> Self {
         use std::fmt::Write;
-        let mut p = String::with_capacity(self.0.len() + 6);
+        let mut p = CompactString::with_capacity(self.0.len() + 6);
         p.push_str(&self.0);
         let _ = write!(p, "[{i}]");
         Path(p)
@@ -242,7 +246,7 @@ impl Path {
     /// The path of entry `key` of this map, unquoted (`metadata.annotations` →
     /// `metadata.annotations[example.com/x]`), as Kubernetes writes it.
     pub fn key(&self, key: &str) -> Self {
-        let mut p = String::with_capacity(self.0.len() + 2 + key.len());
+        let mut p = CompactString::with_capacity(self.0.len() + 2 + key.len());
         p.push_str(&self.0);
         p.push('[');
         p.push_str(key);
@@ -279,7 +283,7 @@ impl FieldError {
     fn new(type_: ErrorType, path: &Path, bad_value: BadValue, detail: impl Into<String>) -> Self {
         FieldError {
             type_,
-            field: path.0.clone(),
+            field: path.0.to_string(),
             bad_value,
             detail: detail.into(),
         }

@@ -149,6 +149,22 @@ pub fn check_validate_case(case: &Value, dir: &std::path::Path) -> Result<(), St
         args.push("--old".into());
         args.push(write_json(dir, "old.json", old));
     }
+    // The case's cluster, as the shared runner passes it.
+    let cluster = &case["cluster"];
+    let cidrs: Vec<&str> = cluster["serviceCIDRs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if !cidrs.is_empty() {
+        args.push("--service-cidrs".into());
+        args.push(cidrs.join(","));
+    }
+    if let Some(range) = cluster["nodePortRange"].as_str().filter(|r| !r.is_empty()) {
+        args.push("--node-port-range".into());
+        args.push(range.to_owned());
+    }
     for a in case["args"].as_array().into_iter().flatten() {
         args.push(a.as_str().unwrap_or_default().to_owned());
     }

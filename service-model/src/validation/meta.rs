@@ -234,7 +234,12 @@ pub(crate) fn validate_annotations(annotations: Option<&StringMap>, path: &Path)
     let mut errs = Vec::new();
     let mut total: usize = 0;
     for (k, v) in annotations.into_iter().flatten() {
-        for msg in names::is_qualified_name(&k.to_lowercase()) {
+        let key = if k.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+            std::borrow::Cow::Owned(k.to_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(k.as_str())
+        };
+        for msg in names::is_qualified_name(&key) {
             errs.push(FieldError::invalid(path, k, msg));
         }
         total = total.saturating_add(k.len()).saturating_add(v.len());

@@ -12,7 +12,10 @@ mod servicecidr;
 
 pub use endpointslice::{validate_endpoint_slice_create, validate_endpoint_slice_update};
 pub use networkpolicy::{validate_network_policy_create, validate_network_policy_update};
-pub use service::{validate_service_create, validate_service_status_update, validate_service_update};
+pub use service::{
+    validate_service_cluster_ips_related_fields, validate_service_create, validate_service_status_update,
+    validate_service_update,
+};
 pub use servicecidr::{
     validate_ip_address, validate_ip_address_update, validate_service_cidr_create,
     validate_service_cidr_status_update, validate_service_cidr_update,

@@ -458,64 +458,41 @@ pub fn is_valid_canonical_ip(path: &Path, value: &str) -> ErrorList {
     }
 }
 
-/// The strict CIDR form ServiceCIDR requires: it must parse strictly (prefix length present,
-/// no leading zeros, no IPv4-mapped form), have no bits set beyond the prefix, and be written
-/// canonically (RFC 5952 for IPv6). A parse failure is one error; otherwise host bits and
-/// non-canonical text are one error each.
+/// `IsValidCIDR`: the strict CIDR form ServiceCIDR requires. A value that does not parse at
+/// all, has leading zeros, an IPv4-mapped IPv6 address or bits set beyond the prefix length
+/// is one error (the first of these found); a value that passes those but is not written
+/// canonically (RFC 5952 for IPv6) is one error.
 pub fn is_valid_canonical_cidr(path: &Path, value: &str) -> ErrorList {
-    let Some((addr, len)) = value.split_once('/') else {
-        return vec![FieldError::invalid(
-            path,
-            value,
-            format!("netip.ParsePrefix({}): no '/'", go_quote(value)),
-        )];
+    let invalid = |detail: String| vec![FieldError::invalid(path, value, detail)];
+    if parse_cidr_sloppy(value).is_none() {
+        return invalid("must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)".to_owned());
+    }
+    let strict = value.split_once('/').and_then(|(addr, len)| {
+        let ip = addr.parse::<IpAddr>().ok()?;
+        let max: u8 = if ip.is_ipv4() { 32 } else { 128 };
+        let plain = !len.is_empty()
+            && len.bytes().all(|b| b.is_ascii_digit())
+            && !(len.len() > 1 && len.starts_with('0'));
+        let bits = len.parse::<u8>().ok().filter(|b| plain && *b <= max)?;
+        Some((ip, bits))
+    });
+    let Some((ip, bits)) = strict else {
+        return invalid("must not have leading 0s in IP or prefix length".to_owned());
     };
-    let ip = match addr.parse::<IpAddr>() {
-        Ok(ip) => ip,
-        Err(_) => {
-            return vec![FieldError::invalid(
-                path,
-                value,
-                format!(
-                    "netip.ParsePrefix({}): ParseAddr({}): not a valid IP address",
-                    go_quote(value),
-                    go_quote(addr)
-                ),
-            )];
-        }
-    };
-    let max: u8 = if ip.is_ipv4() { 32 } else { 128 };
-    let bits = match len.parse::<u8>() {
-        Ok(b) if b <= max && !(len.len() > 1 && len.starts_with('0')) && !len.starts_with('+') => b,
-        _ => {
-            return vec![FieldError::invalid(
-                path,
-                value,
-                format!(
-                    "netip.ParsePrefix({}): bad bits after slash: {}",
-                    go_quote(value),
-                    go_quote(len)
-                ),
-            )];
-        }
-    };
-    let mut errs = Vec::new();
+    if let IpAddr::V6(v6) = ip
+        && v6.to_ipv4_mapped().is_some()
+    {
+        return invalid("must not have an IPv4-mapped IPv6 address".to_owned());
+    }
     let masked = mask(ip, bits);
     if masked != ip {
-        errs.push(FieldError::invalid(
-            path,
-            value,
-            "wrong CIDR format, IP doesn't match network IP address",
-        ));
+        return invalid("must not have bits set beyond the prefix length".to_owned());
     }
-    if format!("{ip}/{bits}") != value {
-        errs.push(FieldError::invalid(
-            path,
-            value,
-            "CIDR not in RFC 5952 canonical format",
-        ));
+    let canonical = format!("{masked}/{bits}");
+    if canonical != value {
+        return invalid(format!("must be in canonical form ({})", go_quote(&canonical)));
     }
-    errs
+    Vec::new()
 }
 
 fn mask(ip: IpAddr, bits: u8) -> IpAddr {
@@ -778,7 +755,7 @@ mod tests {
         assert_eq!(is_valid_canonical_cidr(&p, "192.168.007.0/24").len(), 1);
         assert_eq!(is_valid_canonical_cidr(&p, "192.168.0.1/24").len(), 1);
         assert_eq!(is_valid_canonical_cidr(&p, "fd00:1234::2/64").len(), 1);
-        assert_eq!(is_valid_canonical_cidr(&p, "FD00:1234::2/64").len(), 2);
+        assert_eq!(is_valid_canonical_cidr(&p, "FD00:1234::2/64").len(), 1);
         assert_eq!(is_valid_canonical_cidr(&p, "FD00:1234::/64").len(), 1);
         assert_eq!(is_valid_canonical_cidr(&p, "192.168.0.1").len(), 1);
         assert_eq!(is_valid_canonical_cidr(&p, "10.0.0.0/08").len(), 1);

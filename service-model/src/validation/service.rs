@@ -1,7 +1,7 @@
 //! Service validation: `ValidateService`, `ValidateServiceCreate`, `ValidateServiceUpdate` and
 //! `ValidateServiceStatusUpdate` of `pkg/apis/core/validation`.
 
-use std::collections::BTreeSet;
+use smallvec::SmallVec;
 
 use crate::field::{BadValue, ErrorList, FieldError, Path, go_quote};
 use crate::service::{ip_family, ip_family_policy, service_type, session_affinity, traffic_policy};
@@ -242,7 +242,7 @@ fn validate_service(svc: &Service) -> ErrorList {
         _ => {}
     }
 
-    let mut port_names = BTreeSet::new();
+    let mut port_names: SmallVec<[&str; 8]> = SmallVec::new();
     let ports_path = sp.child("ports");
     for (i, port) in ports.iter().enumerate() {
         errs.extend(validate_service_port(
@@ -267,12 +267,14 @@ fn validate_service(svc: &Service) -> ErrorList {
             AFFINITIES,
         ));
     }
-    let cfg_path = sp.child("sessionAffinityConfig");
     if affinity == session_affinity::CLIENT_IP {
-        errs.extend(client_ip_affinity_config(spec, &cfg_path));
+        errs.extend(client_ip_affinity_config(
+            spec,
+            &sp.child("sessionAffinityConfig"),
+        ));
     } else if affinity == session_affinity::NONE && spec.session_affinity_config.is_some() {
         errs.push(FieldError::forbidden(
-            &cfg_path,
+            &sp.child("sessionAffinityConfig"),
             "must not be set when session affinity is None",
         ));
     }
@@ -306,21 +308,26 @@ fn validate_service(svc: &Service) -> ErrorList {
         }
     }
 
-    let mut node_ports = BTreeSet::new();
+    let mut node_ports: SmallVec<[(&str, i32); 8]> = SmallVec::new();
     for (i, port) in ports.iter().enumerate() {
         let np = port.node_port.unwrap_or(0);
         if np == 0 {
             continue;
         }
-        if !node_ports.insert((s(&port.protocol), np)) {
+        let key = (s(&port.protocol), np);
+        let seen = node_ports.contains(&key);
+        node_ports.push(key);
+        if seen {
             errs.push(FieldError::duplicate(&ports_path.index(i).child("nodePort"), np));
         }
     }
 
-    let mut seen_ports = BTreeSet::new();
+    let mut seen_ports: SmallVec<[(&str, i32); 8]> = SmallVec::new();
     for (i, port) in ports.iter().enumerate() {
         let proto = s(&port.protocol);
-        if !seen_ports.insert((proto, port.port)) {
+        let seen = seen_ports.contains(&(proto, port.port));
+        seen_ports.push((proto, port.port));
+        if seen {
             errs.push(FieldError::duplicate(
                 &ports_path.index(i),
                 BadValue::Raw(format!(
@@ -366,7 +373,7 @@ fn validate_service(svc: &Service) -> ErrorList {
 fn validate_service_port<'a>(
     port: &'a ServicePort,
     require_name: bool,
-    names_seen: &mut BTreeSet<&'a str>,
+    names_seen: &mut SmallVec<[&'a str; 8]>,
     path: &Path,
 ) -> ErrorList {
     let mut errs = Vec::new();
@@ -377,8 +384,10 @@ fn validate_service_port<'a>(
         for msg in names::is_dns1123_label(name) {
             errs.push(FieldError::invalid(&path.child("name"), name, msg));
         }
-        if !names_seen.insert(name) {
+        if names_seen.contains(&name) {
             errs.push(FieldError::duplicate(&path.child("name"), name));
+        } else {
+            names_seen.push(name);
         }
     }
     for msg in names::is_valid_port_num(port.port.into()) {
@@ -445,7 +454,22 @@ fn client_ip_affinity_config(spec: &ServiceSpec, path: &Path) -> ErrorList {
     Vec::new()
 }
 
-/// `ValidateServiceClusterIPsRelatedFields`.
+/// `ValidateServiceClusterIPsRelatedFields`: `clusterIP` / `clusterIPs` in step, `ipFamilies`
+/// and `ipFamilyPolicy` values, each cluster IP a valid address, at most one per family and
+/// of the family `ipFamilies` names. Part of [`validate_service_create`]; the API server's
+/// allocator also runs it alone, before allocating, and answers with these errors only.
+///
+/// ```
+/// use svcnet_model::{Service, ServiceSpec, validation};
+/// let mut svc = Service::default();
+/// svc.spec = Some(ServiceSpec { cluster_ips: Some(vec!["10.0.0.1".into()]), ..Default::default() });
+/// let errors = validation::validate_service_cluster_ips_related_fields(&svc);
+/// assert_eq!(errors[0].field, "spec.clusterIPs");
+/// ```
+pub fn validate_service_cluster_ips_related_fields(svc: &Service) -> ErrorList {
+    cluster_ips_related_fields(svc.spec())
+}
+
 fn cluster_ips_related_fields(spec: &ServiceSpec) -> ErrorList {
     let mut errs = Vec::new();
     if s(&spec.type_) == service_type::EXTERNAL_NAME {
@@ -477,12 +501,14 @@ fn cluster_ips_related_fields(spec: &ServiceSpec) -> ErrorList {
         ));
     }
 
-    let mut seen = BTreeSet::new();
+    let mut seen: SmallVec<[&str; 2]> = SmallVec::new();
     for (i, fam) in families.iter().enumerate() {
         if !FAMILIES.contains(&fam.as_str()) {
             errs.push(FieldError::not_supported(&fam_path.index(i), fam, FAMILIES));
         }
-        if !seen.insert(fam.as_str()) {
+        let dup = seen.contains(&fam.as_str());
+        seen.push(fam.as_str());
+        if dup {
             errs.push(FieldError::duplicate(&fam_path.index(i), fam));
         }
     }

@@ -28,16 +28,21 @@ pub fn validate_service_cidr_create(s: &ServiceCidr) -> ErrorList {
         ));
         return errs;
     }
-    if cidrs.len() == 2 && names::is_dual_stack_cidrs(cidrs) != Some(true) {
-        errs.push(FieldError::invalid(
-            &path,
-            spec_value(cidrs),
-            "may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64",
-        ));
-        return errs;
-    }
     for (i, c) in cidrs.iter().enumerate() {
         errs.extend(names::is_valid_canonical_cidr(&path.index(i), c));
+    }
+    // Two CIDRs of one (known) family; a CIDR that does not parse has no family.
+    let family = |c: &String| names::parse_cidr_sloppy(c).map(|(ip, _)| ip.is_ipv4());
+    if cidrs.len() == 2
+        && let (Some(a), Some(b)) = (family(&cidrs[0]), family(&cidrs[1]))
+        && a == b
+    {
+        let quoted: Vec<String> = cidrs.iter().map(|c| go_quote(c)).collect();
+        errs.push(FieldError::invalid(
+            &path,
+            BadValue::Raw(format!("[]string{{{}}}", quoted.join(", "))),
+            "may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64",
+        ));
     }
     errs
 }
@@ -51,18 +56,43 @@ fn spec_value(cidrs: &[String]) -> BadValue {
     ))
 }
 
-/// `ValidateServiceCIDRUpdate`: metadata rules and `spec.cidrs` immutable.
+/// `ValidateServiceCIDRUpdate`: metadata rules; the CIDRs are immutable, except that a
+/// single-stack ServiceCIDR may gain a CIDR of the other family (its first CIDR unchanged,
+/// the new list valid as on create).
 pub fn validate_service_cidr_update(new: &ServiceCidr, old: &ServiceCidr) -> ErrorList {
+    const IMMUTABLE: &str = "field is immutable";
     let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
-    errs.extend(validate_immutable_field(
-        &new.cidrs(),
-        &old.cidrs(),
-        || {
-            let quoted: Vec<String> = new.cidrs().iter().map(|c| go_quote(c)).collect();
-            BadValue::Raw(format!("[]string{{{}}}", quoted.join(", ")))
-        },
-        &Path::new("spec").child("cidrs"),
-    ));
+    let path = Path::new("spec").child("cidrs");
+    let (n, o) = (new.cidrs(), old.cidrs());
+    match (o.len(), n.len()) {
+        (a, b) if a == b => {
+            for (i, (oc, nc)) in o.iter().zip(n.iter()).enumerate() {
+                if oc != nc {
+                    errs.push(FieldError::invalid(&path.index(i), nc.as_str(), IMMUTABLE));
+                }
+            }
+        }
+        (1, 2) => {
+            if n[0] != o[0] {
+                errs.push(FieldError::invalid(&path.index(0), n[0].as_str(), IMMUTABLE));
+            }
+            let mut spec_only = new.clone();
+            spec_only.metadata = old.metadata.clone();
+            errs.extend(
+                validate_service_cidr_create(&spec_only)
+                    .into_iter()
+                    .filter(|e| e.field.starts_with("spec.")),
+            );
+        }
+        _ => {
+            let quoted: Vec<String> = n.iter().map(|c| go_quote(c)).collect();
+            errs.push(FieldError::invalid(
+                &path,
+                BadValue::Raw(format!("[]string{{{}}}", quoted.join(", "))),
+                IMMUTABLE,
+            ));
+        }
+    }
     errs
 }
 
@@ -170,7 +200,10 @@ mod tests {
         assert_eq!(n(&["10.0.0.0/24", "fd00::/64", "10.1.0.0/24"]), 1);
         assert_eq!(n(&["192.168.007.0/24", "fd00:1234::/64"]), 1);
         assert_eq!(n(&["192.168.0.0/24", "FD00:1234::/64"]), 1);
-        assert_eq!(n(&["FD00:1234::2/64"]), 2);
+        // v1.37.2's IsValidCIDR: host bits stop the check; one cause.
+        assert_eq!(n(&["FD00:1234::2/64"]), 1);
+        // Two bad CIDRs of one family: each, and the family rule.
+        assert_eq!(n(&["10.0.0.1/24", "10.1.0.1/24"]), 3);
         let mut c = cidr(&["10.0.0.0/24"]);
         c.metadata.namespace = Some("x".into());
         assert_eq!(validate_service_cidr_create(&c).len(), 1);
@@ -181,6 +214,17 @@ mod tests {
         let old = cidr(&["10.0.0.0/24"]);
         assert!(validate_service_cidr_update(&old, &old).is_empty());
         let e = validate_service_cidr_update(&cidr(&["10.1.0.0/24"]), &old);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, "spec.cidrs[0]");
+        // A single-stack ServiceCIDR may gain the other family (v1.37.2), not change its own.
+        assert!(validate_service_cidr_update(&cidr(&["10.0.0.0/24", "fd00::/64"]), &old).is_empty());
+        let e = validate_service_cidr_update(&cidr(&["10.1.0.0/24", "fd00::/64"]), &old);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, "spec.cidrs[0]");
+        let e = validate_service_cidr_update(&cidr(&["10.0.0.0/24", "10.2.0.0/24"]), &old);
+        assert_eq!(e.len(), 1);
+        assert_eq!(e[0].field, "spec.cidrs");
+        let e = validate_service_cidr_update(&old, &cidr(&["10.0.0.0/24", "fd00::/64"]));
         assert_eq!(e.len(), 1);
         assert_eq!(e[0].field, "spec.cidrs");
     }

@@ -1,0 +1,25 @@
+//! The crate's error type: a cluster description that cannot be used.
+
+use thiserror::Error;
+
+/// Why a [`Cluster`](crate::Cluster) could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum ApiServerError {
+    /// A service CIDR does not parse.
+    #[error("service CIDR {value:?}: {reason}")]
+    ServiceCidr {
+        /// The text given.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The NodePort range does not parse.
+    #[error("node port range {value:?}: {reason}")]
+    NodePortRange {
+        /// The text given.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
