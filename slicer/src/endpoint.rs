@@ -161,7 +161,56 @@ pub(crate) fn build_endpoint(
     ))
 }
 
-/// The Pod's addresses of `family`, sorted, or `None` when it has none of that family.
+/// True when `ip` is IPv4 text exactly as Go writes it back: four decimal octets of at most
+/// 255 without leading zeros. Such text needs no parsing to be canonical.
+fn is_canonical_ipv4(ip: &[u8]) -> bool {
+    if ip.len() < 7 || ip.len() > 15 {
+        return false;
+    }
+    let mut octets = 0;
+    for part in ip.split(|&b| b == b'.') {
+        octets += 1;
+        let ok = match part {
+            [d] => d.is_ascii_digit(),
+            [b'1'..=b'9', d] => d.is_ascii_digit(),
+            [b'1', a, b] => a.is_ascii_digit() && b.is_ascii_digit(),
+            [b'2', b'0'..=b'4', d] => d.is_ascii_digit(),
+            [b'2', b'5', b'0'..=b'5'] => true,
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+    }
+    octets == 4
+}
+
+/// A Pod IP's family and the text the controller writes for it (`getEndpointAddresses` in
+/// v1.37.2): the IP is parsed as Go's `ParseIPSloppy` does and written back in Go's canonical
+/// form, so `FD00:10:244::A` becomes `fd00:10:244::a`, `010.0.0.1` becomes `10.0.0.1` and the
+/// IPv4-mapped `::ffff:1.1.1.1` is the IPv4 address `1.1.1.1`. Text that does not parse
+/// (which the API server never stores in a Pod's status) stays as written, in IPv4 slices.
+pub(crate) fn canonical_pod_ip(ip: &str) -> (Family, std::borrow::Cow<'_, str>) {
+    use std::borrow::Cow;
+    if is_canonical_ipv4(ip.as_bytes()) {
+        return (Family::V4, Cow::Borrowed(ip));
+    }
+    match svcnet_model::validation::names::parse_ip_sloppy(ip) {
+        Some(std::net::IpAddr::V4(a)) => (Family::V4, Cow::Owned(a.to_string())),
+        Some(std::net::IpAddr::V6(a)) => {
+            let text = a.to_string();
+            if text == ip {
+                (Family::V6, Cow::Borrowed(ip))
+            } else {
+                (Family::V6, Cow::Owned(text))
+            }
+        }
+        None => (Family::V4, Cow::Borrowed(ip)),
+    }
+}
+
+/// The Pod's addresses of `family` in canonical text ([`canonical_pod_ip`]), sorted, or `None`
+/// when it has none of that family.
 pub(crate) fn endpoint_addresses(pod: &Pod, family: Family) -> Option<Vec<CompactString>> {
     let status = pod.status.as_ref()?;
     // The API server's v1 conversion fills `podIPs` from a lone `podIP`; read such a Pod the same.
@@ -175,27 +224,24 @@ pub(crate) fn endpoint_addresses(pod: &Pod, family: Family) -> Option<Vec<Compac
             &from_pod_ip
         }
     };
-    let mine = |ip: &&str| is_ipv6_text(ip) == (family == Family::V6);
+    let mine = |ip: &PodIp| -> Option<CompactString> {
+        let (f, text) = canonical_pod_ip(&ip.ip);
+        (f == family).then(|| CompactString::from(text))
+    };
     let addresses: Vec<CompactString> = match ips {
         // The usual case: one IP per family.
-        [one] => vec![Some(one.ip.as_str()).filter(mine)?.into()],
-        [a, b] => match (mine(&a.ip.as_str()), mine(&b.ip.as_str())) {
-            (true, false) => vec![a.ip.as_str().into()],
-            (false, true) => vec![b.ip.as_str().into()],
-            (false, false) => return None,
-            (true, true) => {
-                let mut v: Vec<CompactString> = vec![a.ip.as_str().into(), b.ip.as_str().into()];
+        [one] => vec![mine(one)?],
+        [a, b] => match (mine(a), mine(b)) {
+            (Some(a), None) | (None, Some(a)) => vec![a],
+            (None, None) => return None,
+            (Some(a), Some(b)) => {
+                let mut v = vec![a, b];
                 v.sort();
                 v
             }
         },
         _ => {
-            let mut v: Vec<CompactString> = ips
-                .iter()
-                .map(|p| p.ip.as_str())
-                .filter(mine)
-                .map(CompactString::from)
-                .collect();
+            let mut v: Vec<CompactString> = ips.iter().filter_map(mine).collect();
             if v.is_empty() {
                 return None;
             }
@@ -411,16 +457,23 @@ mod tests {
     }
 
     #[test]
-    fn families_and_verbatim_addresses() {
+    fn families_and_canonical_addresses() {
+        // v1.37.2 re-reads every Pod IP and writes it in Go's canonical form
+        // (`getEndpointAddresses`; TestReconcile1Pod/ipv6).
         let p = pod(&["1.2.3.4", "1234::5678:0000:0000:9abc:def0", "::ffff:1.1.1.1"]);
         let v4 = pod_to_endpoint(&p, &svc(), Some("z"), Family::V4).unwrap();
-        assert_eq!(v4.addresses, vec!["1.2.3.4", "::ffff:1.1.1.1"]);
+        assert_eq!(v4.addresses, vec!["1.1.1.1", "1.2.3.4"]);
         let v6 = pod_to_endpoint(&p, &svc(), None, Family::V6).unwrap();
-        assert_eq!(v6.addresses, vec!["1234::5678:0000:0000:9abc:def0"]);
+        assert_eq!(v6.addresses, vec!["1234::5678:0:0:9abc:def0"]);
         assert_eq!(v4.zone.as_deref(), Some("z"));
         assert_eq!(v4.hostname.as_deref(), Some("h"));
         assert_eq!(v4.conditions.ready, Some(true));
         assert!(pod_to_endpoint(&pod(&["1.2.3.4"]), &svc(), None, Family::V6).is_none());
+        let upper = pod(&["FD00:10:244::A", "010.001.000.009"]);
+        let v6 = pod_to_endpoint(&upper, &svc(), None, Family::V6).unwrap();
+        assert_eq!(v6.addresses, vec!["fd00:10:244::a"]);
+        let v4 = pod_to_endpoint(&upper, &svc(), None, Family::V4).unwrap();
+        assert_eq!(v4.addresses, vec!["10.1.0.9"]);
     }
 
     #[test]
@@ -511,6 +564,27 @@ mod tests {
         );
         let d = pod(&["1.2.3.5"]);
         assert!(pod_change(&a, &d).endpoints);
+    }
+
+    #[test]
+    fn canonical_ipv4_text_is_recognised() {
+        for (ip, canonical) in [
+            ("10.0.0.1", true),
+            ("255.255.255.255", true),
+            ("0.0.0.0", true),
+            ("192.168.100.199", true),
+            ("256.0.0.1", false),
+            ("010.0.0.1", false),
+            ("1.2.3", false),
+            ("1.2.3.4.5", false),
+            ("1..2.3", false),
+            ("::1", false),
+            ("1.2.3.04", false),
+        ] {
+            assert_eq!(is_canonical_ipv4(ip.as_bytes()), canonical, "{ip}");
+        }
+        assert_eq!(canonical_pod_ip("1.2.3.04").1, "1.2.3.4");
+        assert_eq!(canonical_pod_ip("garbage"), (Family::V4, "garbage".into()));
     }
 
     #[test]
