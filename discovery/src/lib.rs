@@ -73,9 +73,10 @@
 //!     ..Default::default()
 //! });
 //! let records = dns_records(&[web], &[], &[], &DnsOptions::new("cluster.local")).unwrap();
-//! let srv = records.at("_http._tcp.web.shop.svc.cluster.local.");
-//! assert_eq!(srv[0].record_type(), RecordType::Srv);
-//! assert_eq!(srv[0].data_text(), "0 100 80 web.shop.svc.cluster.local.");
+//! let port = records.at("_http._tcp.web.shop.svc.cluster.local.");
+//! assert_eq!(port[0].record_type(), RecordType::A); // the port name answers A, as CoreDNS does
+//! assert_eq!(port[1].record_type(), RecordType::Srv);
+//! assert_eq!(port[1].data_text(), "0 100 80 web.shop.svc.cluster.local.");
 //! assert!(records.to_string().contains("web.shop.svc.cluster.local.\t5\tIN\tA\t10.96.0.10"));
 //! ```
 
@@ -88,7 +89,9 @@ mod zone;
 
 pub use env::{container_env, service_env};
 pub use error::DiscoveryError;
-pub use options::{DEFAULT_TTL, DNS_SCHEMA_VERSION, DNS_VERSION_TTL, DnsOptions, MAX_TTL, PodMode};
+pub use options::{
+    AnswerRules, DEFAULT_TTL, DNS_SCHEMA_VERSION, DNS_VERSION_TTL, DnsOptions, MAX_TTL, PodMode,
+};
 pub use record::{Record, RecordData, RecordDelta, RecordSet, RecordType, Srv};
 pub use zone::{Answer, Change, Zone};
 
