@@ -326,8 +326,8 @@ impl Zone {
     }
 
     /// Records that namespace `name` exists (a Namespace object), so that `name.svc.<zone>`
-    /// and `name.pod.<zone>` answer NODATA and, with [`PodMode::Insecure`], its pod names
-    /// answer. A namespace holding any Service, EndpointSlice or Pod exists anyway. No record
+    /// answers NODATA, `name.pod.<zone>` too when pod names are on, and, with
+    /// [`PodMode::Insecure`], its pod names answer. A namespace holding any Service, EndpointSlice or Pod exists anyway. No record
     /// of the set depends on this.
     pub fn declare_namespace(&mut self, name: &str) {
         self.declared_namespaces.insert(name.to_ascii_lowercase());
