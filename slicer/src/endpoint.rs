@@ -161,28 +161,31 @@ pub(crate) fn build_endpoint(
     ))
 }
 
-/// True when `ip` is IPv4 text exactly as Go writes it back: four decimal octets of at most
-/// 255 without leading zeros. Such text needs no parsing to be canonical.
-fn is_canonical_ipv4(ip: &[u8]) -> bool {
-    if ip.len() < 7 || ip.len() > 15 {
+/// True when `ip` needs no parsing to be written as Go writes it back: it has no colon (so it
+/// is not IPv6 text) and no octet starting with a zero followed by more (`010.0.0.1`), the one
+/// way IPv4 text Go's `ParseIPSloppy` accepts differs from its canonical form. Text that is not
+/// an IP at all may pass too; it is kept as written either way. Checks up to 16 bytes at once
+/// (a byte-wise test on one `u128`), so the usual IPv4 address costs a few instructions.
+#[inline]
+fn ipv4_text_kept_as_is(ip: &[u8]) -> bool {
+    const ONES: u128 = u128::MAX / 255; // 0x0101...01
+    const LOW7: u128 = ONES * 0x7f;
+    if ip.len() > 16 {
         return false;
     }
-    let mut octets = 0;
-    for part in ip.split(|&b| b == b'.') {
-        octets += 1;
-        let ok = match part {
-            [d] => d.is_ascii_digit(),
-            [b'1'..=b'9', d] => d.is_ascii_digit(),
-            [b'1', a, b] => a.is_ascii_digit() && b.is_ascii_digit(),
-            [b'2', b'0'..=b'4', d] => d.is_ascii_digit(),
-            [b'2', b'5', b'0'..=b'5'] => true,
-            _ => false,
-        };
-        if !ok {
-            return false;
-        }
+    let mut buf = [0u8; 16];
+    if let Some(dst) = buf.get_mut(..ip.len()) {
+        dst.copy_from_slice(ip);
     }
-    octets == 4
+    let v = u128::from_le_bytes(buf);
+    // The high bit of each byte that is zero in `x`.
+    let zero = |x: u128| !(((x & LOW7) + LOW7) | x | LOW7);
+    let eq = |c: u8| zero(v ^ (ONES * u128::from(c)));
+    let dots = eq(b'.');
+    let nonzero = !zero(v) & !LOW7;
+    // A `0` at the start or after a dot, followed by a byte that is neither a dot nor the end.
+    let lead_zero = eq(b'0') & ((dots << 8) | 0x80) & (nonzero >> 8) & !(dots >> 8);
+    eq(b':') == 0 && lead_zero == 0
 }
 
 /// A Pod IP's family and the text the controller writes for it (`getEndpointAddresses` in
@@ -190,14 +193,20 @@ fn is_canonical_ipv4(ip: &[u8]) -> bool {
 /// form, so `FD00:10:244::A` becomes `fd00:10:244::a`, `010.0.0.1` becomes `10.0.0.1` and the
 /// IPv4-mapped `::ffff:1.1.1.1` is the IPv4 address `1.1.1.1`. Text that does not parse
 /// (which the API server never stores in a Pod's status) stays as written, in IPv4 slices.
+///
+/// IPv6 text has a colon; other text is IPv4 or does not parse, and of IPv4 text only leading
+/// zeros change, so the usual IPv4 address is neither parsed nor copied
+/// ([`ipv4_text_kept_as_is`]).
+#[inline]
 pub(crate) fn canonical_pod_ip(ip: &str) -> (Family, std::borrow::Cow<'_, str>) {
     use std::borrow::Cow;
-    if is_canonical_ipv4(ip.as_bytes()) {
+    use std::net::IpAddr;
+    if ipv4_text_kept_as_is(ip.as_bytes()) {
         return (Family::V4, Cow::Borrowed(ip));
     }
     match svcnet_model::validation::names::parse_ip_sloppy(ip) {
-        Some(std::net::IpAddr::V4(a)) => (Family::V4, Cow::Owned(a.to_string())),
-        Some(std::net::IpAddr::V6(a)) => {
+        Some(IpAddr::V4(a)) => (Family::V4, Cow::Owned(a.to_string())),
+        Some(IpAddr::V6(a)) => {
             let text = a.to_string();
             if text == ip {
                 (Family::V6, Cow::Borrowed(ip))
@@ -226,7 +235,10 @@ pub(crate) fn endpoint_addresses(pod: &Pod, family: Family) -> Option<Vec<Compac
     };
     let mine = |ip: &PodIp| -> Option<CompactString> {
         let (f, text) = canonical_pod_ip(&ip.ip);
-        (f == family).then(|| CompactString::from(text))
+        (f == family).then(|| match text {
+            std::borrow::Cow::Borrowed(t) => CompactString::from(t),
+            std::borrow::Cow::Owned(t) => CompactString::from(t),
+        })
     };
     let addresses: Vec<CompactString> = match ips {
         // The usual case: one IP per family.
@@ -567,24 +579,50 @@ mod tests {
     }
 
     #[test]
-    fn canonical_ipv4_text_is_recognised() {
-        for (ip, canonical) in [
-            ("10.0.0.1", true),
-            ("255.255.255.255", true),
-            ("0.0.0.0", true),
-            ("192.168.100.199", true),
-            ("256.0.0.1", false),
-            ("010.0.0.1", false),
-            ("1.2.3", false),
-            ("1.2.3.4.5", false),
-            ("1..2.3", false),
-            ("::1", false),
-            ("1.2.3.04", false),
+    fn canonical_pod_ip_text() {
+        for (ip, fam, text) in [
+            ("10.0.0.1", Family::V4, "10.0.0.1"),
+            ("0.0.0.0", Family::V4, "0.0.0.0"),
+            ("10.0.0.10", Family::V4, "10.0.0.10"),
+            ("010.0.0.1", Family::V4, "10.0.0.1"),
+            ("1.2.3.04", Family::V4, "1.2.3.4"),
+            ("1.02.3.4", Family::V4, "1.2.3.4"),
+            ("::ffff:1.1.1.1", Family::V4, "1.1.1.1"),
+            ("FD00::A", Family::V6, "fd00::a"),
+            ("2001:db8:0:0::1", Family::V6, "2001:db8::1"),
+            ("fd00::1", Family::V6, "fd00::1"),
+            ("256.0.0.1", Family::V4, "256.0.0.1"),
+            ("garbage", Family::V4, "garbage"),
+            ("01x.0.0.1", Family::V4, "01x.0.0.1"),
         ] {
-            assert_eq!(is_canonical_ipv4(ip.as_bytes()), canonical, "{ip}");
+            let (f, t) = canonical_pod_ip(ip);
+            assert_eq!((f, t.as_ref()), (fam, text), "{ip}");
         }
-        assert_eq!(canonical_pod_ip("1.2.3.04").1, "1.2.3.4");
-        assert_eq!(canonical_pod_ip("garbage"), (Family::V4, "garbage".into()));
+        assert!(matches!(
+            canonical_pod_ip("10.1.2.3").1,
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn ipv4_text_kept_as_is_finds_colons_and_leading_zeros() {
+        for (ip, kept) in [
+            ("10.0.0.1", true),
+            ("0.0.0.0", true),
+            ("100.200.10.0", true),
+            ("255.255.255.255", true),
+            ("10.0.0.10", true),
+            ("010.0.0.1", false),
+            ("10.00.0.1", false),
+            ("10.0.0.01", false),
+            ("::1", false),
+            ("fd00::1", false),
+            ("1.2.3.4:", false),
+            ("0123456789012345", false),
+            ("01234567890123456", false),
+        ] {
+            assert_eq!(ipv4_text_kept_as_is(ip.as_bytes()), kept, "{ip}");
+        }
     }
 
     #[test]
