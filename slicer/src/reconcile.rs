@@ -43,8 +43,8 @@ struct Entry {
 struct Keys {
     keys: Vec<PortKey>,
     /// The ports of each key in Kubernetes' order ([`kubernetes_port_order`]), computed once
-    /// per distinct port list.
-    ordered: Vec<Vec<EndpointPort>>,
+    /// per distinct port list; `None` when that is the key's own order (fewer than two ports).
+    ordered: Vec<Option<Vec<EndpointPort>>>,
     ids: FastMap<PortKey, u32>,
 }
 
@@ -54,9 +54,11 @@ impl Keys {
             return i;
         }
         let i = u32::try_from(self.keys.len()).unwrap_or(u32::MAX);
-        let mut ordered = k.0.clone();
-        kubernetes_port_order(&mut ordered);
-        self.ordered.push(ordered);
+        self.ordered.push((k.0.len() > 1).then(|| {
+            let mut ordered = k.0.clone();
+            kubernetes_port_order(&mut ordered);
+            ordered
+        }));
         self.keys.push(k.clone());
         self.ids.insert(k, i);
         i
@@ -69,7 +71,10 @@ impl Keys {
 
     /// The ports of a new slice of group `id`.
     fn slice_ports(&self, id: u32) -> Vec<EndpointPort> {
-        self.ordered.get(id as usize).cloned().unwrap_or_default()
+        match self.ordered.get(id as usize) {
+            Some(Some(ordered)) => ordered.clone(),
+            _ => self.get(id).0.clone(),
+        }
     }
 
     /// Sorts group ids by their port lists.
