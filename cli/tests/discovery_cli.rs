@@ -135,6 +135,33 @@ fn dns_reads_yaml_from_stdin_and_answers_queries() {
 }
 
 #[test]
+fn dns_answers_coredns_by_default_and_rfc_on_request() {
+    let dir = common::scratch_dir("dns-answers");
+    let input = common::write_json(&dir, "in.json", &cluster());
+    let rcode = |extra: &[&str]| {
+        let mut args = vec![
+            "dns",
+            "--cluster-domain",
+            "cluster.local",
+            "--query",
+            "web.shop.svc.cluster.local",
+            "--type",
+            "TXT",
+            "--output",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        args.push(&input);
+        let run = common::svcnet(&args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        common::first_json(&run.stdout).expect("json")["rcode"].clone()
+    };
+    assert_eq!(rcode(&[]), "NXDOMAIN", "CoreDNS answers TXT only at dns-version");
+    assert_eq!(rcode(&["--answers", "coredns"]), "NXDOMAIN");
+    assert_eq!(rcode(&["--answers", "rfc"]), "NOERROR", "the name exists");
+}
+
+#[test]
 fn dns_since_prints_the_delta() {
     let dir = common::scratch_dir("dns-cli-since");
     let old = common::write_json(&dir, "old.json", &cluster());

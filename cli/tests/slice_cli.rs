@@ -125,6 +125,34 @@ subsets:
 }
 
 #[test]
+fn mirror_writes_portless_subsets_as_ports_null() {
+    // Issue 18, item 3: kube-controller-manager v1.37.2 mirrors this into an IPv4 slice
+    // holding 10.20.0.1 with `ports: null`.
+    let yaml = b"apiVersion: v1
+kind: Service
+metadata: {name: ext, namespace: ns, uid: u2}
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: ext, namespace: ns}
+subsets:
+- addresses: [{ip: 10.20.0.1}]
+";
+    let run = common::svcnet_stdin(&["mirror", "--output", "json", "-"], yaml);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = common::first_json(&run.stdout).unwrap();
+    let created = v["create"].as_array().unwrap();
+    assert_eq!(created.len(), 1);
+    let s = &created[0];
+    assert_eq!(s["addressType"], "IPv4");
+    assert_eq!(s["endpoints"][0]["addresses"], json!(["10.20.0.1"]));
+    let obj = s.as_object().unwrap();
+    assert_eq!(obj.get("ports"), Some(&serde_json::Value::Null), "{s}");
+}
+
+#[test]
 fn legacy_endpoints_flag() {
     let dir = common::scratch_dir("slice-cli");
     let f = common::write_json(&dir, "in.json", &input(3, "n1"));

@@ -1,9 +1,9 @@
 //! # svcnet-discovery
 //!
 //! How Kubernetes Services are found by name: the DNS records a cluster DNS server serves for
-//! Services, EndpointSlices and Pods (as CoreDNS's `kubernetes` plugin answers them, following
-//! the Kubernetes DNS specification, schema 1.1.0), and the service environment variables
-//! the kubelet gives every container.
+//! Services, EndpointSlices and Pods (as CoreDNS v1.15.0's `kubernetes` plugin answers them,
+//! following the Kubernetes DNS specification, schema 1.1.0), and the service environment
+//! variables the kubelet gives every container.
 //!
 //! ```text
 //!  Services ─┐                 ┌─▶ RecordSet ──▶ zone-file text / JSON
@@ -37,13 +37,36 @@
 //! | headless without ready endpoints | NXDOMAIN | NXDOMAIN | NXDOMAIN | none |
 //! | ExternalName | CNAME (none when the name is an IP) | NXDOMAIN | NXDOMAIN | none |
 //!
+//! `_port._proto.B` also answers A/AAAA, as CoreDNS does: the ClusterIPs, or for a headless
+//! Service the ready addresses serving that port. Queries may write the port name without
+//! underscores (`http.tcp.B` answers as `_http._tcp.B`) and use `_` as a wildcard
+//! (`_._tcp.B`: every TCP port); [`Zone::lookup`] answers those forms, the record set lists
+//! the `_port._proto` names.
+//!
 //! SRV priority is 0 and the weight is `max(1, floor(100 / k))`, `k` the number of
 //! candidates CoreDNS builds for the name (duplicates and port-less entries included).
 //! Every record has the configured TTL (default 5) except `dns-version.<zone>.` TXT
 //! `"1.1.0"` (28800). Pod names `<dashed-ip>.<namespace>.pod.<zone>.` exist only with
-//! [`PodMode::Verified`] or [`PodMode::Insecure`]. Where the specification and CoreDNS
-//! differ (SRV port of headless Services, readiness, the extra names above, weights), the
-//! records follow CoreDNS's query answers.
+//! [`PodMode::Verified`] or [`PodMode::Insecure`]: one per IP of every running Pod's
+//! `status.podIPs` (CoreDNS v1.15.0 indexes them all), each with its A or AAAA and an SRV
+//! `0 100 0 <name>`; with pod names off, nothing under `pod.<zone>` exists (not even
+//! `<namespace>.pod.<zone>`). The reverse zone apexes `in-addr.arpa.` and `ip6.arpa.` exist
+//! without records. Where the specification and CoreDNS differ (SRV port of headless
+//! Services, readiness, the extra names above, weights), the records follow CoreDNS's query
+//! answers.
+//!
+//! ## CoreDNS's answers and the RFC's
+//! Where CoreDNS breaks DNS rules, [`Zone::lookup`] gives CoreDNS's answer by default (it is
+//! what clients see) and the RFC 1034 / 2308 answer with [`AnswerRules::Rfc`]:
+//!
+//! | query | CoreDNS v1.15.0 (default) | RFC |
+//! |---|---|---|
+//! | A, SRV, TXT, ... at a reverse name holding a PTR | NXDOMAIN | NODATA |
+//! | A, SRV, ... at `dns-version.<zone>` | NXDOMAIN | NODATA |
+//! | TXT anywhere but `dns-version` (a Service name whose A answers, say) | NXDOMAIN | NODATA where the name exists |
+//! | A/AAAA at an ExternalName whose in-zone target has no such record | NODATA, no CNAME | the CNAME |
+//!
+//! The record set ([`dns_records`]) is the same under both.
 //!
 //! ## Service environment variables
 //!
@@ -57,7 +80,9 @@
 //! packets; it reads values and returns values. It does not serve SOA/NS records (they
 //! belong to the DNS server's own deployment), `externalIPs` or load-balancer addresses
 //! (CoreDNS's `k8s_external` plugin), or multi-cluster names. Where the written
-//! specification and CoreDNS differ, CoreDNS's answers are followed.
+//! specification and CoreDNS differ, CoreDNS's answers are followed. One documented
+//! deviation stays: EndpointSlices of `addressType: FQDN` are ignored (CoreDNS does not
+//! filter them).
 //!
 //! ## Example
 //! ```
@@ -73,9 +98,10 @@
 //!     ..Default::default()
 //! });
 //! let records = dns_records(&[web], &[], &[], &DnsOptions::new("cluster.local")).unwrap();
-//! let srv = records.at("_http._tcp.web.shop.svc.cluster.local.");
-//! assert_eq!(srv[0].record_type(), RecordType::Srv);
-//! assert_eq!(srv[0].data_text(), "0 100 80 web.shop.svc.cluster.local.");
+//! let port = records.at("_http._tcp.web.shop.svc.cluster.local.");
+//! assert_eq!(port[0].record_type(), RecordType::A); // the port name answers A, as CoreDNS does
+//! assert_eq!(port[1].record_type(), RecordType::Srv);
+//! assert_eq!(port[1].data_text(), "0 100 80 web.shop.svc.cluster.local.");
 //! assert!(records.to_string().contains("web.shop.svc.cluster.local.\t5\tIN\tA\t10.96.0.10"));
 //! ```
 
@@ -88,7 +114,9 @@ mod zone;
 
 pub use env::{container_env, service_env};
 pub use error::DiscoveryError;
-pub use options::{DEFAULT_TTL, DNS_SCHEMA_VERSION, DNS_VERSION_TTL, DnsOptions, MAX_TTL, PodMode};
+pub use options::{
+    AnswerRules, DEFAULT_TTL, DNS_SCHEMA_VERSION, DNS_VERSION_TTL, DnsOptions, MAX_TTL, PodMode,
+};
 pub use record::{Record, RecordData, RecordDelta, RecordSet, RecordType, Srv};
 pub use zone::{Answer, Change, Zone};
 

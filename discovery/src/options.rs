@@ -11,11 +11,33 @@ pub enum PodMode {
     /// No pod names (the default).
     #[default]
     Disabled,
-    /// `<dashed-ip>.<ns>.pod.<zone>` for every running Pod with that primary IP.
+    /// `<dashed-ip>.<ns>.pod.<zone>` for every IP of every running Pod (CoreDNS v1.15.0 indexes
+    /// all of `status.podIPs`).
     Verified,
     /// Any `<dashed-ip>.<ns>.pod.<zone>` in an existing namespace answers its IP; the record
     /// set holds what `Verified` holds, [`Zone::lookup`](crate::Zone::lookup) answers the rest.
     Insecure,
+}
+
+/// Which answers [`Zone::lookup`](crate::Zone::lookup) gives where CoreDNS breaks DNS rules.
+///
+/// | query | `CoreDns` (default: what clients of CoreDNS v1.15.0 see) | `Rfc` (RFC 1034 / 2308) |
+/// |---|---|---|
+/// | a type other than PTR at a reverse name that holds a PTR | NXDOMAIN | NODATA |
+/// | a type other than TXT at `dns-version.<zone>` | NXDOMAIN | NODATA |
+/// | TXT at any other name (a Service name whose A answers, say) | NXDOMAIN | NODATA where the name exists |
+/// | A/AAAA at an ExternalName whose in-zone target has no record of the type (or does not exist) | NODATA, without the CNAME | the CNAME |
+/// | A/AAAA at an ExternalName pointing at itself | NODATA | the CNAME |
+///
+/// Everything else is answered the same way in both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnswerRules {
+    /// CoreDNS v1.15.0's answers, rule-breaking ones included.
+    #[default]
+    CoreDns,
+    /// The answers RFC 1034 and RFC 2308 call for.
+    Rfc,
 }
 
 /// Settings of the record computation.
@@ -31,6 +53,10 @@ pub struct DnsOptions {
     pub endpoint_pod_names: bool,
     /// A ClusterIP Service without any ready address has no forward names.
     pub ignore_empty_service: bool,
+    /// CoreDNS's answers or the RFC-correct ones where they differ (lookups only; the record
+    /// set is the same).
+    #[serde(default)]
+    pub answers: AnswerRules,
 }
 
 impl Default for DnsOptions {
@@ -41,6 +67,7 @@ impl Default for DnsOptions {
             pods: PodMode::Disabled,
             endpoint_pod_names: false,
             ignore_empty_service: false,
+            answers: AnswerRules::CoreDns,
         }
     }
 }

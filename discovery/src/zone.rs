@@ -13,7 +13,7 @@ use crate::names::{
 };
 use crate::options::{DNS_SCHEMA_VERSION, DNS_VERSION_TTL};
 use crate::record::{Record, RecordData, RecordDelta, RecordSet, Srv, diff_sorted};
-use crate::{DiscoveryError, DnsOptions, PodMode, RecordType};
+use crate::{AnswerRules, DiscoveryError, DnsOptions, PodMode, RecordType};
 
 /// `(namespace, name)`.
 type Key = (String, String);
@@ -74,10 +74,60 @@ struct SliceInfo {
     ports: Vec<PortInfo>,
 }
 
+/// The pod names of one Pod: one per IP of `status.podIPs` (CoreDNS v1.15.0 indexes them all).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct PodInfo {
-    name: String,
-    ip: IpAddr,
+    names: Vec<(String, IpAddr)>,
+}
+
+/// What a query asks of a Service (CoreDNS's `recordRequest`): an endpoint label, or a port
+/// name and a protocol with their leading underscores stripped; an empty one matches any.
+#[derive(Debug, Clone, Copy, Default)]
+struct SvcQuery<'a> {
+    endpoint: Option<&'a str>,
+    port: &'a str,
+    proto: &'a str,
+}
+
+impl SvcQuery<'_> {
+    fn matches(&self, p: &PortInfo) -> bool {
+        (self.port.is_empty() || p.name == self.port) && (self.proto.is_empty() || p.proto == self.proto)
+    }
+}
+
+/// `stripUnderscore`: one leading underscore goes.
+fn strip_underscore(label: &str) -> &str {
+    label.strip_prefix('_').unwrap_or(label)
+}
+
+/// One answer candidate CoreDNS builds for a Service query (a `msg.Service`).
+#[derive(Debug, Clone)]
+struct Candidate {
+    host: Host,
+    port: i32,
+    /// The SRV target: the Service name or the endpoint name.
+    target: String,
+}
+
+#[derive(Debug, Clone)]
+enum Host {
+    Ip(IpAddr),
+    Name(String),
+}
+
+/// The records at `owner` for its candidates: A/AAAA per address, SRV with CoreDNS's weight
+/// over all candidates (port-less ones included, then dropped), CNAME for a name.
+fn candidate_records(owner: &str, ttl: u32, candidates: &[Candidate], out: &mut Vec<Record>) {
+    let w = weight(candidates.len());
+    for c in candidates {
+        match &c.host {
+            Host::Ip(ip) => {
+                out.push(address_record(owner, ttl, *ip));
+                push_srv(out, owner, ttl, w, c.port, &c.target);
+            }
+            Host::Name(t) => out.push(Record::new(owner, ttl, RecordData::Cname(t.clone()))),
+        }
+    }
 }
 
 /// One change to the objects of a [`Zone`], for [`Zone::apply`].
@@ -145,8 +195,9 @@ pub struct Zone {
     cluster_ips: BTreeMap<IpAddr, BTreeSet<Key>>,
     endpoint_ips: BTreeMap<IpAddr, BTreeSet<Key>>,
     pods: BTreeMap<Key, PodInfo>,
-    /// Pod record name to the Pods giving it (hostNetwork Pods share their node's IP).
-    pod_names: BTreeMap<String, BTreeSet<Key>>,
+    /// Pod record name to its address and the Pods giving it (hostNetwork Pods share their
+    /// node's IP).
+    pod_names: BTreeMap<String, (IpAddr, BTreeSet<Key>)>,
     /// Every Pod held (with or without a record), for `namespaces`.
     pod_keys: BTreeSet<Key>,
     /// How many objects live in each namespace.
@@ -196,6 +247,28 @@ fn push_srv(out: &mut Vec<Record>, owner: &str, ttl: u32, weight: u16, port: i32
         };
         out.push(Record::new(owner, ttl, RecordData::Srv(srv)));
     }
+}
+
+/// The endpoint branch of `findServices`: every ready address (with hostname `q.endpoint`
+/// when one is asked) × every port of its slice that matches; `None` when there is none.
+fn endpoint_candidates(
+    base: &str,
+    ready: &[(&Addr, &[PortInfo])],
+    q: &SvcQuery<'_>,
+) -> Option<Vec<Candidate>> {
+    let mut out = Vec::new();
+    for (a, ports) in ready {
+        if q.endpoint.is_some_and(|h| h != a.host) {
+            continue;
+        }
+        let target = format!("{}.{base}", a.host);
+        out.extend(ports.iter().filter(|p| q.matches(p)).map(|p| Candidate {
+            host: Host::Ip(a.ip),
+            port: p.port,
+            target: target.clone(),
+        }));
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// The distinct `(name, protocol)` pairs of named ports.
@@ -253,8 +326,8 @@ impl Zone {
     }
 
     /// Records that namespace `name` exists (a Namespace object), so that `name.svc.<zone>`
-    /// and `name.pod.<zone>` answer NODATA and, with [`PodMode::Insecure`], its pod names
-    /// answer. A namespace holding any Service, EndpointSlice or Pod exists anyway. No record
+    /// answers NODATA, `name.pod.<zone>` too when pod names are on, and, with
+    /// [`PodMode::Insecure`], its pod names answer. A namespace holding any Service, EndpointSlice or Pod exists anyway. No record
     /// of the set depends on this.
     pub fn declare_namespace(&mut self, name: &str) {
         self.declared_namespaces.insert(name.to_ascii_lowercase());
@@ -284,8 +357,8 @@ impl Zone {
         for ip in ips {
             self.ptr_records(*ip, &mut out);
         }
-        for key in self.pods.keys() {
-            self.pod_records(key, &mut out);
+        for name in self.pod_names.keys() {
+            self.pod_records(name, &mut out);
         }
         RecordSet::from_records(out)
     }
@@ -334,20 +407,17 @@ impl Zone {
             }
             Change::Pod(p) => {
                 let key = key_of(&p.metadata);
-                pods.extend(self.pods.get(&key).map(|old| old.name.clone()));
+                pods.extend(self.pod_name_list(&key));
                 let mut issues = Vec::new();
                 let digest = self.digest_pod(&key, p, &mut issues);
-                pods.extend(
-                    digest
-                        .as_ref()
-                        .and_then(|d| d.as_ref())
-                        .map(|new| new.name.clone()),
-                );
+                if let Some(Some(new)) = &digest {
+                    pods.extend(new.names.iter().map(|(n, _)| n.clone()));
+                }
                 Pending::Pod(key, digest, issues)
             }
             Change::DeletePod { namespace, name } => {
                 let key = (namespace_or_default(namespace), name.to_ascii_lowercase());
-                pods.extend(self.pods.get(&key).map(|old| old.name.clone()));
+                pods.extend(self.pod_name_list(&key));
                 Pending::RemovePod(key)
             }
         };
@@ -367,23 +437,44 @@ impl Zone {
     /// Answers one query: `name` in any case, with or without the final dot.
     ///
     /// A name that holds records of the type asked answers them. Names that exist without
-    /// such records answer NODATA: the zone apex, `svc.<zone>`, `pod.<zone>`,
-    /// `<ns>.svc.<zone>` and `<ns>.pod.<zone>` of existing namespaces, and every owner name
-    /// of the record set asked for another type. Every other name is NXDOMAIN, including
-    /// empty non-terminals such as `_tcp.<service>...` (as CoreDNS answers them) and names
-    /// with more than two labels left of a Service's name. With [`PodMode::Insecure`], any
-    /// `<dashed-ip>.<ns>.pod.<zone>` of an existing namespace answers its address.
+    /// such records answer NODATA: the zone apex, `svc.<zone>`, `pod.<zone>`, the reverse
+    /// zone apexes `in-addr.arpa.` and `ip6.arpa.`, `<ns>.svc.<zone>` of existing namespaces,
+    /// `<ns>.pod.<zone>` of existing namespaces when pod names are on, and every owner name of
+    /// the record set asked for another type. Every other name is NXDOMAIN, including empty
+    /// non-terminals such as `_tcp.<service>...` and `10.in-addr.arpa.` (as CoreDNS answers
+    /// them) and names with more than two labels left of a Service's name.
+    ///
+    /// Names CoreDNS answers without listing them in any record set are answered too: a
+    /// port name with or without underscores (`http.tcp.<service>...` answers as
+    /// `_http._tcp.<service>...`), `_` as a wildcard (`_._tcp.<service>...` covers every TCP
+    /// port), and with [`PodMode::Insecure`] any `<dashed-ip>.<ns>.pod.<zone>` of an existing
+    /// namespace.
     ///
     /// An A or AAAA query at an ExternalName Service answers its CNAME followed, when the
-    /// target lies in the zone, by the target's own answer (as CoreDNS does). CoreDNS's
+    /// target lies in the zone, by the target's own answer. Where CoreDNS breaks DNS rules
+    /// (other types at reverse names and at `dns-version`, TXT queries, ExternalNames whose
+    /// in-zone target has no such record) [`DnsOptions::answers`] picks CoreDNS's answer (the
+    /// default) or the RFC-correct one; see [`AnswerRules`](crate::AnswerRules). CoreDNS's
     /// wildcard queries (`*`, `any`) are not answered.
     pub fn lookup(&self, name: &str, qtype: RecordType) -> Answer {
-        let first = self.lookup_one(name, qtype);
-        let Answer::Records(mut records) = first else {
+        let name = fqdn(name);
+        let first = self.lookup_one(&name, qtype);
+        let Answer::Records(records) = first else {
             return first;
         };
-        // Follow in-zone CNAME chains a few steps, as a resolver inside the server would.
-        let mut seen = BTreeSet::from([fqdn(name)]);
+        if self.options.answers == AnswerRules::CoreDns {
+            let mut seen = BTreeSet::from([name.clone()]);
+            let records = self.coredns_chain(&name, records, qtype, &mut seen);
+            return if records.is_empty() {
+                Answer::NoData
+            } else {
+                Answer::Records(records)
+            };
+        }
+        // RFC: the CNAME is the answer; follow in-zone chains a few steps, as a resolver
+        // inside the server would.
+        let mut records = records;
+        let mut seen = BTreeSet::from([name]);
         let mut next = cname_target(&records, qtype);
         while let Some(target) = next.filter(|t| seen.len() <= 8 && seen.insert(t.clone())) {
             next = None;
@@ -395,12 +486,58 @@ impl Zone {
         Answer::Records(records)
     }
 
+    /// CoreDNS's CNAME handling for A/AAAA (`plugin.A`): a CNAME to itself (or to a name below
+    /// itself) is dropped; one to an in-zone name is kept only when the rest of the chain ends
+    /// in records of the type; one out of the zone is kept (CoreDNS would ask upstream).
+    fn coredns_chain(
+        &self,
+        name: &str,
+        records: Vec<Record>,
+        qtype: RecordType,
+        seen: &mut BTreeSet<String>,
+    ) -> Vec<Record> {
+        let Some(target) = cname_target(&records, qtype) else {
+            return records;
+        };
+        if target == name || target.ends_with(&format!(".{name}")) {
+            return Vec::new();
+        }
+        if seen.len() > 7 || !seen.insert(target.clone()) {
+            return Vec::new();
+        }
+        let zone_dot = format!("{}.", self.zone);
+        if target != zone_dot && !target.ends_with(&format!(".{zone_dot}")) {
+            return records;
+        }
+        match self.lookup_one(&target, qtype) {
+            Answer::Records(next) => {
+                let next = self.coredns_chain(&target, next, qtype, seen);
+                if next.is_empty() {
+                    return Vec::new();
+                }
+                let mut records = records;
+                records.extend(next);
+                records
+            }
+            Answer::NoData | Answer::NxDomain => Vec::new(),
+        }
+    }
+
+    /// One name, without following CNAMEs; `name` is lower case with its final dot.
     fn lookup_one(&self, name: &str, qtype: RecordType) -> Answer {
-        let name = fqdn(name);
+        let rfc = self.options.answers == AnswerRules::Rfc;
         let mut found = Vec::new();
-        if let Some(ip) = parse_reverse(&name) {
+        if name == "in-addr.arpa." || name == "ip6.arpa." {
+            return Answer::NoData;
+        }
+        if let Some(ip) = parse_reverse(name) {
             self.ptr_records(ip, &mut found);
-            return answer(found, qtype);
+            return match (found.is_empty(), qtype) {
+                (true, _) => Answer::NxDomain,
+                (false, RecordType::Ptr) => answer(found, qtype),
+                (false, _) if rfc => Answer::NoData,
+                (false, _) => Answer::NxDomain,
+            };
         }
         let zone_dot = format!("{}.", self.zone);
         let rel = if name == zone_dot {
@@ -415,36 +552,65 @@ impl Zone {
         } else {
             rel.split('.').collect()
         };
+        if qtype == RecordType::Txt && labels != ["dns-version"] && !rfc {
+            // CoreDNS serves TXT at `dns-version` only: NXDOMAIN everywhere else.
+            return Answer::NxDomain;
+        }
         match labels.as_slice() {
             [] => Answer::NoData,
             ["dns-version"] => {
+                if qtype != RecordType::Txt {
+                    return if rfc { Answer::NoData } else { Answer::NxDomain };
+                }
                 found.push(Record::new(
-                    &name,
+                    name,
                     DNS_VERSION_TTL,
                     RecordData::Txt(DNS_SCHEMA_VERSION.into()),
                 ));
                 answer(found, qtype)
             }
             ["svc"] | ["pod"] => Answer::NoData,
-            [ns, "svc"] | [ns, "pod"] => {
+            [ns, "svc"] => {
                 if self.namespace_exists(ns) {
                     Answer::NoData
                 } else {
                     Answer::NxDomain
                 }
             }
-            [.., svc, ns, "svc"] if labels.len() <= 5 => {
+            [ns, "pod"] => {
+                if self.options.pods != PodMode::Disabled && self.namespace_exists(ns) {
+                    Answer::NoData
+                } else {
+                    Answer::NxDomain
+                }
+            }
+            [rest @ .., svc, ns, "svc"] if rest.len() <= 2 => {
+                let query = match rest {
+                    [] => SvcQuery::default(),
+                    [endpoint] => SvcQuery {
+                        endpoint: Some(endpoint),
+                        ..SvcQuery::default()
+                    },
+                    [port, proto] => SvcQuery {
+                        endpoint: None,
+                        port: strip_underscore(port),
+                        proto: strip_underscore(proto),
+                    },
+                    _ => return Answer::NxDomain,
+                };
                 let key = ((*ns).to_owned(), (*svc).to_owned());
-                self.service_records(&key, &mut found);
-                found.retain(|r| r.name() == name);
-                answer(found, qtype)
+                match self.candidates(&key, &query) {
+                    Some(c) => {
+                        candidate_records(name, self.options.ttl, &c, &mut found);
+                        answer(found, qtype)
+                    }
+                    None => Answer::NxDomain,
+                }
             }
             [label, ns, "pod"] => match self.options.pods {
                 PodMode::Disabled => Answer::NxDomain,
                 PodMode::Verified => {
-                    for k in self.pod_names.get(&name).into_iter().flatten() {
-                        self.pod_records(k, &mut found);
-                    }
+                    self.pod_records(name, &mut found);
                     answer(found, qtype)
                 }
                 PodMode::Insecure => {
@@ -453,7 +619,9 @@ impl Zone {
                     }
                     match pod_label_ip_text(label).parse::<IpAddr>() {
                         Ok(ip) => {
-                            found.push(address_record(&name, self.options.ttl, ip.to_canonical()));
+                            let ttl = self.options.ttl;
+                            found.push(address_record(name, ttl, ip.to_canonical()));
+                            push_srv(&mut found, name, ttl, 100, 0, name);
                             answer(found, qtype)
                         }
                         Err(_) => Answer::NxDomain,
@@ -480,9 +648,7 @@ impl Zone {
             self.ptr_records(*ip, &mut out);
         }
         for name in pod_names {
-            for k in self.pod_names.get(name).into_iter().flatten() {
-                self.pod_records(k, &mut out);
-            }
+            self.pod_records(name, &mut out);
         }
         RecordSet::from_records(out)
     }
@@ -501,95 +667,91 @@ impl Zone {
         v
     }
 
-    /// Every forward record under the Service's base name.
+    /// The candidates CoreDNS builds for a query at a Service (`findServices`), or `None` when
+    /// the name does not exist (NXDOMAIN).
+    fn candidates(&self, key: &Key, q: &SvcQuery<'_>) -> Option<Vec<Candidate>> {
+        let svc = self.services.get(key)?;
+        let base = svc.base.as_str();
+        match &svc.shape {
+            Shape::External(Some(target)) => {
+                // No endpoints, and no port or protocol pseudo-labels.
+                if q.endpoint.is_some() || !q.port.is_empty() || !q.proto.is_empty() {
+                    return None;
+                }
+                Some(vec![Candidate {
+                    host: Host::Name(target.clone()),
+                    port: 0,
+                    target: base.to_owned(),
+                }])
+            }
+            Shape::External(None) | Shape::Unallocated => None,
+            Shape::ClusterIp(ips) => {
+                let ready = self.ready(key);
+                if self.options.ignore_empty_service && ready.is_empty() {
+                    return None;
+                }
+                if q.endpoint.is_some() {
+                    return endpoint_candidates(base, &ready, q);
+                }
+                let mut out = Vec::new();
+                let mut matched = false;
+                for p in svc.ports.iter().filter(|p| q.matches(p)) {
+                    matched = true;
+                    out.extend(ips.iter().map(|ip| Candidate {
+                        host: Host::Ip(*ip),
+                        port: p.port,
+                        target: base.to_owned(),
+                    }));
+                }
+                matched.then_some(out)
+            }
+            Shape::Headless => endpoint_candidates(base, &self.ready(key), q),
+        }
+    }
+
+    /// Every forward record under the Service's base name: the records at the Service name,
+    /// at `_<port>._<proto>` of each named port, and at each endpoint name.
     fn service_records(&self, key: &Key, out: &mut Vec<Record>) {
         let Some(svc) = self.services.get(key) else { return };
         let ttl = self.options.ttl;
         let base = svc.base.as_str();
-        match &svc.shape {
-            Shape::External(Some(target)) => {
-                out.push(Record::new(base, ttl, RecordData::Cname(target.clone())));
-            }
-            Shape::External(None) | Shape::Unallocated => {}
-            Shape::ClusterIp(ips) => {
-                let ready = self.ready(key);
-                if self.options.ignore_empty_service && ready.is_empty() {
-                    return;
-                }
-                for ip in ips {
-                    out.push(address_record(base, ttl, *ip));
-                }
-                let w = weight(svc.ports.len() * ips.len());
-                for p in &svc.ports {
-                    push_srv(out, base, ttl, w, p.port, base);
-                }
-                for (name, proto) in named_groups(svc.ports.iter()) {
-                    let owner = format!("_{name}._{proto}.{base}");
-                    let matching: Vec<&PortInfo> = svc
-                        .ports
-                        .iter()
-                        .filter(|p| p.name == name && p.proto == proto)
-                        .collect();
-                    let w = weight(matching.len() * ips.len());
-                    for p in matching {
-                        push_srv(out, &owner, ttl, w, p.port, base);
-                    }
-                }
-                self.endpoint_names(base, &ready, out);
-            }
-            Shape::Headless => {
-                let ready = self.ready(key);
-                if ready.is_empty() {
-                    return;
-                }
-                for (a, _) in &ready {
-                    out.push(address_record(base, ttl, a.ip));
-                }
-                let w = weight(ready.iter().map(|(_, ps)| ps.len()).sum());
-                for (a, ports) in &ready {
-                    let target = format!("{}.{base}", a.host);
-                    for p in ports.iter() {
-                        push_srv(out, base, ttl, w, p.port, &target);
-                    }
-                }
-                for (name, proto) in named_groups(ready.iter().flat_map(|(_, ps)| ps.iter())) {
-                    let owner = format!("_{name}._{proto}.{base}");
-                    let matches = |p: &&PortInfo| p.name == name && p.proto == proto;
-                    let k = ready
-                        .iter()
-                        .map(|(_, ps)| ps.iter().filter(matches).count())
-                        .sum();
-                    let w = weight(k);
-                    for (a, ports) in &ready {
-                        let target = format!("{}.{base}", a.host);
-                        for p in ports.iter().filter(matches) {
-                            push_srv(out, &owner, ttl, w, p.port, &target);
-                        }
-                    }
-                }
-                self.endpoint_names(base, &ready, out);
+        if let Some(c) = self.candidates(key, &SvcQuery::default()) {
+            candidate_records(base, ttl, &c, out);
+        }
+        let ready = match svc.shape {
+            Shape::ClusterIp(_) | Shape::Headless => self.ready(key),
+            Shape::External(_) | Shape::Unallocated => return,
+        };
+        let groups = match svc.shape {
+            Shape::ClusterIp(_) => named_groups(svc.ports.iter()),
+            _ => named_groups(ready.iter().flat_map(|(_, ps)| ps.iter())),
+        };
+        for (port, proto) in groups {
+            let q = SvcQuery {
+                endpoint: None,
+                port,
+                proto,
+            };
+            if let Some(c) = self.candidates(key, &q) {
+                candidate_records(&format!("_{port}._{proto}.{base}"), ttl, &c, out);
             }
         }
-    }
-
-    /// `h.B` A/AAAA and SRV for every endpoint hostname `h` of the ready addresses.
-    fn endpoint_names(&self, base: &str, ready: &[(&Addr, &[PortInfo])], out: &mut Vec<Record>) {
-        let ttl = self.options.ttl;
-        let mut by_host: BTreeMap<&str, Vec<(&Addr, &[PortInfo])>> = BTreeMap::new();
-        for (a, ps) in ready {
-            by_host.entry(a.host.as_str()).or_default().push((a, ps));
+        if matches!(svc.shape, Shape::ClusterIp(_)) && self.options.ignore_empty_service && ready.is_empty() {
+            return;
         }
-        for (host, entries) in by_host {
-            let name = format!("{host}.{base}");
-            for (a, _) in &entries {
-                out.push(address_record(&name, ttl, a.ip));
-            }
-            let w = weight(entries.iter().map(|(_, ps)| ps.len()).sum());
-            for (_, ports) in &entries {
-                for p in ports.iter() {
-                    push_srv(out, &name, ttl, w, p.port, &name);
-                }
-            }
+        // Endpoint names, grouped in one pass.
+        let mut by_host: BTreeMap<&str, Vec<Candidate>> = BTreeMap::new();
+        for (a, ports) in &ready {
+            let target = format!("{}.{base}", a.host);
+            let list = by_host.entry(a.host.as_str()).or_default();
+            list.extend(ports.iter().map(|p| Candidate {
+                host: Host::Ip(a.ip),
+                port: p.port,
+                target: target.clone(),
+            }));
+        }
+        for (host, c) in by_host {
+            candidate_records(&format!("{host}.{base}"), ttl, &c, out);
         }
     }
 
@@ -619,13 +781,31 @@ impl Zone {
         }
     }
 
-    fn pod_records(&self, key: &Key, out: &mut Vec<Record>) {
+    /// The records at one pod name: its address, and SRV `0 <weight> 0 <name>` (CoreDNS
+    /// answers SRV at pod names with port 0), the weight over the Pods giving the name.
+    fn pod_records(&self, name: &str, out: &mut Vec<Record>) {
         if self.options.pods == PodMode::Disabled {
             return;
         }
-        if let Some(p) = self.pods.get(key) {
-            out.push(address_record(&p.name, self.options.ttl, p.ip));
-        }
+        let Some((ip, pods)) = self.pod_names.get(name) else {
+            return;
+        };
+        let ttl = self.options.ttl;
+        out.push(address_record(name, ttl, *ip));
+        // An insecure lookup builds one candidate whatever the Pods.
+        let w = match self.options.pods {
+            PodMode::Insecure => 100,
+            _ => weight(pods.len()),
+        };
+        push_srv(out, name, ttl, w, 0, name);
+    }
+
+    /// The pod names a Pod held gives.
+    fn pod_name_list(&self, key: &Key) -> Vec<String> {
+        self.pods
+            .get(key)
+            .map(|p| p.names.iter().map(|(n, _)| n.clone()).collect())
+            .unwrap_or_default()
     }
 
     // ----- index maintenance -----
@@ -913,30 +1093,48 @@ impl Zone {
         if !self.check_labels("Pod", key, issues) {
             return None;
         }
-        let ip_text = pod
-            .status
-            .as_ref()
-            .and_then(|s| s.pod_ip.as_deref())
-            .unwrap_or("");
         let phase = pod.phase();
         let live = pod.metadata.deletion_timestamp.is_none()
             && ![pod_phase::SUCCEEDED, pod_phase::FAILED, pod_phase::UNKNOWN].contains(&phase);
-        if !live || ip_text.is_empty() {
+        let status = pod.status.as_ref();
+        // Every IP of `status.podIPs` (the API server fills it from a lone `podIP`).
+        let mut ips: Vec<(String, &str)> = status
+            .and_then(|s| s.pod_ips.as_deref())
+            .unwrap_or(&[])
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| !p.ip.is_empty())
+            .map(|(i, p)| (format!("status.podIPs[{i}].ip"), p.ip.as_str()))
+            .collect();
+        if ips.is_empty()
+            && let Some(ip) = status
+                .and_then(|s| s.pod_ip.as_deref())
+                .filter(|ip| !ip.is_empty())
+        {
+            ips.push(("status.podIP".to_owned(), ip));
+        }
+        if !live || ips.is_empty() {
             return Some(None);
         }
-        let Ok(ip) = ip_text.parse::<IpAddr>() else {
-            issues.push(DiscoveryError::Address {
-                kind: "Pod",
-                object: format!("{}/{}", key.0, key.1),
-                field: "status.podIP".into(),
-                value: ip_text.to_owned(),
-            });
-            return Some(None);
-        };
-        Some(pod_label(ip_text).map(|label| PodInfo {
-            name: format!("{label}.{}.pod.{}.", key.0, self.zone),
-            ip: ip.to_canonical(),
-        }))
+        let mut names = Vec::new();
+        for (field, text) in ips {
+            let Ok(ip) = text.parse::<IpAddr>() else {
+                issues.push(DiscoveryError::Address {
+                    kind: "Pod",
+                    object: format!("{}/{}", key.0, key.1),
+                    field,
+                    value: text.to_owned(),
+                });
+                continue;
+            };
+            if let Some(label) = pod_label(text) {
+                let name = format!("{label}.{}.pod.{}.", key.0, self.zone);
+                if !names.iter().any(|(n, _)| *n == name) {
+                    names.push((name, ip.to_canonical()));
+                }
+            }
+        }
+        Some((!names.is_empty()).then_some(PodInfo { names }))
     }
 
     fn store_pod(&mut self, key: Key, digest: Option<Option<PodInfo>>, issues: Vec<DiscoveryError>) {
@@ -945,10 +1143,13 @@ impl Zone {
             self.add_namespace(&key.0);
             self.pod_keys.insert(key.clone());
             if let Some(info) = info {
-                self.pod_names
-                    .entry(info.name.clone())
-                    .or_default()
-                    .insert(key.clone());
+                for (name, ip) in &info.names {
+                    self.pod_names
+                        .entry(name.clone())
+                        .or_insert_with(|| (*ip, BTreeSet::new()))
+                        .1
+                        .insert(key.clone());
+                }
                 self.pods.insert(key.clone(), info);
             }
         }
@@ -957,12 +1158,14 @@ impl Zone {
 
     fn remove_pod(&mut self, key: &Key) {
         self.issues.remove(&("Pod", key.clone()));
-        if let Some(old) = self.pods.remove(key)
-            && let Some(set) = self.pod_names.get_mut(&old.name)
-        {
-            set.remove(key);
-            if set.is_empty() {
-                self.pod_names.remove(&old.name);
+        if let Some(old) = self.pods.remove(key) {
+            for (name, _) in &old.names {
+                if let Some((_, set)) = self.pod_names.get_mut(name) {
+                    set.remove(key);
+                    if set.is_empty() {
+                        self.pod_names.remove(name);
+                    }
+                }
             }
         }
         if self.pod_keys.remove(key) {
@@ -1139,9 +1342,14 @@ mod tests {
                 "SRV 0 50 5432 db-0.db.ns.svc.cluster.local."
             ]
         );
+        // `_pg._tcp` answers A/AAAA too: the ready addresses serving that port.
         assert_eq!(
             texts(&set, "_pg._tcp.db.ns.svc.cluster.local."),
-            ["SRV 0 50 5432 db-0.db.ns.svc.cluster.local."]
+            [
+                "A 10.1.0.5",
+                "AAAA fd00::5",
+                "SRV 0 50 5432 db-0.db.ns.svc.cluster.local."
+            ]
         );
     }
 
@@ -1221,6 +1429,37 @@ mod tests {
                 "web.ns.svc.cluster.local.\t5\tIN\tA\t10.0.0.1",
             ]
         );
+        // CoreDNS drops a CNAME to itself, and answers TXT only at `dns-version`.
+        assert_eq!(
+            z.lookup("loop.ns.svc.cluster.local", RecordType::A),
+            Answer::NoData
+        );
+        assert_eq!(
+            z.lookup("in.ns.svc.cluster.local", RecordType::Txt),
+            Answer::NxDomain
+        );
+        let rfc = DnsOptions {
+            answers: AnswerRules::Rfc,
+            ..DnsOptions::default()
+        };
+        let z = zone(
+            rfc,
+            &[
+                web(),
+                service(
+                    "ns",
+                    "in",
+                    json!({"type": "ExternalName", "externalName": "web.ns.svc.cluster.local"}),
+                ),
+                service(
+                    "ns",
+                    "loop",
+                    json!({"type": "ExternalName", "externalName": "loop.ns.svc.cluster.local"}),
+                ),
+            ],
+            &[],
+            &[],
+        );
         let Answer::Records(r) = z.lookup("loop.ns.svc.cluster.local", RecordType::A) else {
             panic!("no records")
         };
@@ -1279,9 +1518,15 @@ mod tests {
         };
         let z = zone(verified, &[], &[], &pods);
         let set = z.records();
-        assert_eq!(texts(&set, "10-240-0-1.ns.pod.cluster.local."), ["A 10.240.0.1"]);
+        assert_eq!(
+            texts(&set, "10-240-0-1.ns.pod.cluster.local."),
+            ["A 10.240.0.1", "SRV 0 100 0 10-240-0-1.ns.pod.cluster.local."]
+        );
         assert!(set.at("10-240-0-2.ns.pod.cluster.local.").is_empty());
-        assert_eq!(texts(&set, "fd00--9.ns.pod.cluster.local."), ["AAAA fd00::9"]);
+        assert_eq!(
+            texts(&set, "fd00--9.ns.pod.cluster.local."),
+            ["AAAA fd00::9", "SRV 0 100 0 fd00--9.ns.pod.cluster.local."]
+        );
         assert_eq!(
             z.lookup("10-240-0-9.ns.pod.cluster.local.", RecordType::A),
             Answer::NxDomain
@@ -1319,20 +1564,274 @@ mod tests {
         let name = "192-168-0-5.ns.pod.cluster.local.";
         let before = z.records();
         let d = z.apply(Change::Pod(&pod("ns", "b", "192.168.0.5", "Running")));
-        assert!(d.is_empty(), "the name already answers that address: {d:?}");
-        assert_eq!(z.records(), before);
+        // The address stays; the SRV weight is now shared by two Pods.
+        let srv = |r: &Vec<Record>| -> Vec<String> { r.iter().map(|x| x.data_text().to_string()).collect() };
+        assert_eq!(srv(&d.removed), [format!("0 100 0 {name}")]);
+        assert_eq!(srv(&d.added), [format!("0 50 0 {name}")]);
+        assert_eq!(d, before.diff(&z.records()));
         let d = z.apply(Change::DeletePod {
             namespace: "ns",
             name: "A",
         });
-        assert!(d.is_empty(), "b still gives the name: {d:?}");
+        assert_eq!(
+            srv(&d.added),
+            [format!("0 100 0 {name}")],
+            "b still gives the name"
+        );
         let d = z.apply(Change::DeletePod {
             namespace: "ns",
             name: "b",
         });
-        assert_eq!(d.removed.len(), 1);
+        assert_eq!(d.removed.len(), 2);
         assert_eq!(d.removed[0].name(), name);
         assert_eq!(z.lookup(name, RecordType::A), Answer::NxDomain);
+    }
+
+    fn rfc() -> DnsOptions {
+        DnsOptions {
+            answers: AnswerRules::Rfc,
+            ..DnsOptions::default()
+        }
+    }
+
+    fn dual_pod(ns: &str, name: &str, ips: &[&str]) -> Pod {
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": ns},
+            "status": {"phase": "Running", "podIP": ips[0],
+                       "podIPs": ips.iter().map(|ip| json!({"ip": ip})).collect::<Vec<_>>()},
+        }))
+        .unwrap()
+    }
+
+    fn records_of(a: Answer) -> Vec<String> {
+        match a {
+            Answer::Records(r) => r
+                .iter()
+                .map(|x| format!("{} {} {}", x.name(), x.record_type(), x.data_text()))
+                .collect(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Issue 18, item 4: with pod records disabled, `<ns>.pod.<zone>` does not exist.
+    #[test]
+    fn pod_namespace_names_need_pod_records() {
+        let pods = [pod("min", "a", "10.240.0.1", "Running")];
+        let z = zone(DnsOptions::default(), &[], &[], &pods);
+        assert_eq!(
+            z.lookup("min.pod.cluster.local.", RecordType::A),
+            Answer::NxDomain
+        );
+        assert_eq!(z.lookup("pod.cluster.local.", RecordType::A), Answer::NoData);
+        let verified = DnsOptions {
+            pods: PodMode::Verified,
+            ..DnsOptions::default()
+        };
+        let z = zone(verified, &[], &[], &pods);
+        assert_eq!(z.lookup("min.pod.cluster.local.", RecordType::A), Answer::NoData);
+    }
+
+    /// Issue 18, item 5: the reverse zone apexes exist.
+    #[test]
+    fn reverse_zone_apexes_exist() {
+        let z = zone(DnsOptions::default(), &[web()], &[], &[]);
+        for apex in ["in-addr.arpa.", "ip6.arpa.", "IN-ADDR.ARPA"] {
+            assert_eq!(z.lookup(apex, RecordType::Ptr), Answer::NoData, "{apex}");
+            assert_eq!(z.lookup(apex, RecordType::A), Answer::NoData, "{apex}");
+        }
+        assert_eq!(z.lookup("10.in-addr.arpa.", RecordType::Ptr), Answer::NxDomain);
+    }
+
+    /// Issue 18, item 6: every Pod IP has a pod name, not only the primary one.
+    #[test]
+    fn every_pod_ip_has_a_pod_name() {
+        let verified = DnsOptions {
+            pods: PodMode::Verified,
+            ..DnsOptions::default()
+        };
+        let p = dual_pod("ns", "a", &["10.244.0.5", "fd00:10:244::5"]);
+        let z = zone(verified, &[], &[], &[p]);
+        assert_eq!(
+            records_of(z.lookup("fd00-10-244--5.ns.pod.cluster.local.", RecordType::Aaaa)),
+            ["fd00-10-244--5.ns.pod.cluster.local. AAAA fd00:10:244::5"]
+        );
+        assert_eq!(
+            records_of(z.lookup("10-244-0-5.ns.pod.cluster.local.", RecordType::A)),
+            ["10-244-0-5.ns.pod.cluster.local. A 10.244.0.5"]
+        );
+        let set = z.records();
+        assert_eq!(set.at("fd00-10-244--5.ns.pod.cluster.local.").len(), 2);
+    }
+
+    /// Issue 18, item 7: port names in queries, with or without underscores, and `_` wildcards.
+    #[test]
+    fn service_port_names_in_queries() {
+        let svc = service(
+            "ns",
+            "web",
+            json!({"clusterIP": "10.0.0.1", "ports": [
+                {"name": "http", "port": 80}, {"name": "metrics", "port": 9090},
+                {"name": "dns", "port": 53, "protocol": "UDP"}]}),
+        );
+        let z = zone(DnsOptions::default(), &[svc], &[], &[]);
+        let a = |n: &str| z.lookup(&format!("{n}.web.ns.svc.cluster.local."), RecordType::A);
+        let srv = |n: &str| z.lookup(&format!("{n}.web.ns.svc.cluster.local."), RecordType::Srv);
+        assert_eq!(
+            records_of(a("_http._tcp")),
+            ["_http._tcp.web.ns.svc.cluster.local. A 10.0.0.1"]
+        );
+        assert_eq!(
+            records_of(a("http.tcp")),
+            ["http.tcp.web.ns.svc.cluster.local. A 10.0.0.1"]
+        );
+        assert_eq!(
+            records_of(srv("http.tcp")),
+            ["http.tcp.web.ns.svc.cluster.local. SRV 0 100 80 web.ns.svc.cluster.local."]
+        );
+        assert_eq!(
+            records_of(srv("_._tcp")),
+            [
+                "_._tcp.web.ns.svc.cluster.local. SRV 0 50 80 web.ns.svc.cluster.local.",
+                "_._tcp.web.ns.svc.cluster.local. SRV 0 50 9090 web.ns.svc.cluster.local.",
+            ]
+        );
+        assert_eq!(
+            records_of(srv("_dns._")),
+            ["_dns._.web.ns.svc.cluster.local. SRV 0 100 53 web.ns.svc.cluster.local."]
+        );
+        assert_eq!(a("_http._udp"), Answer::NxDomain);
+        assert_eq!(a("_nope._tcp"), Answer::NxDomain);
+        let set = z.records();
+        assert_eq!(
+            texts(&set, "_http._tcp.web.ns.svc.cluster.local."),
+            ["A 10.0.0.1", "SRV 0 100 80 web.ns.svc.cluster.local."]
+        );
+
+        // Headless: the ready addresses serving that port.
+        let hl = service(
+            "ns",
+            "db",
+            json!({"clusterIP": "None", "ports": [{"name": "pg", "port": 5432}]}),
+        );
+        let with_port = slice(
+            "ns",
+            "db-1",
+            "db",
+            "IPv4",
+            json!([{"addresses": ["10.1.0.1"]}]),
+            json!([{"name": "pg", "protocol": "TCP", "port": 5432}]),
+        );
+        let without = slice(
+            "ns",
+            "db-2",
+            "db",
+            "IPv4",
+            json!([{"addresses": ["10.1.0.2"]}]),
+            json!([{"name": "other", "protocol": "TCP", "port": 1}]),
+        );
+        let z = zone(DnsOptions::default(), &[hl], &[with_port, without], &[]);
+        assert_eq!(
+            records_of(z.lookup("_pg._tcp.db.ns.svc.cluster.local.", RecordType::A)),
+            ["_pg._tcp.db.ns.svc.cluster.local. A 10.1.0.1"]
+        );
+        assert_eq!(
+            records_of(z.lookup("_._tcp.db.ns.svc.cluster.local.", RecordType::A)).len(),
+            2
+        );
+    }
+
+    /// Issue 18, item 8: pod names answer SRV with port 0.
+    #[test]
+    fn pod_names_answer_srv_with_port_zero() {
+        let pods = [pod("ns", "a", "10.240.0.1", "Running")];
+        for mode in [PodMode::Verified, PodMode::Insecure] {
+            let opts = DnsOptions {
+                pods: mode,
+                ..DnsOptions::default()
+            };
+            let z = zone(opts, &[], &[], &pods);
+            assert_eq!(
+                records_of(z.lookup("10-240-0-1.ns.pod.cluster.local.", RecordType::Srv)),
+                ["10-240-0-1.ns.pod.cluster.local. SRV 0 100 0 10-240-0-1.ns.pod.cluster.local."],
+                "{mode:?}"
+            );
+        }
+        let insecure = DnsOptions {
+            pods: PodMode::Insecure,
+            ..DnsOptions::default()
+        };
+        let z = zone(insecure, &[], &[], &pods);
+        assert_eq!(
+            records_of(z.lookup("10-240-0-9.ns.pod.cluster.local.", RecordType::Srv)),
+            ["10-240-0-9.ns.pod.cluster.local. SRV 0 100 0 10-240-0-9.ns.pod.cluster.local."]
+        );
+    }
+
+    /// Issue 18, item 9: CoreDNS's answers by default, the RFC-correct ones under an option.
+    #[test]
+    fn coredns_answers_and_rfc_answers() {
+        let ext = service(
+            "ns",
+            "in",
+            json!({"type": "ExternalName", "externalName": "web.ns.svc.cluster.local"}),
+        );
+        let objects = (vec![web(), ext], vec![web_slice(true)]);
+        let core = zone(DnsOptions::default(), &objects.0, &objects.1, &[]);
+        let strict = zone(rfc(), &objects.0, &objects.1, &[]);
+        let cases = [
+            (
+                "1.0.1.10.in-addr.arpa.",
+                RecordType::A,
+                Answer::NxDomain,
+                Answer::NoData,
+            ),
+            (
+                "1.0.0.10.in-addr.arpa.",
+                RecordType::Srv,
+                Answer::NxDomain,
+                Answer::NoData,
+            ),
+            (
+                "dns-version.cluster.local.",
+                RecordType::A,
+                Answer::NxDomain,
+                Answer::NoData,
+            ),
+            (B, RecordType::Txt, Answer::NxDomain, Answer::NoData),
+            (
+                "svc.cluster.local.",
+                RecordType::Txt,
+                Answer::NxDomain,
+                Answer::NoData,
+            ),
+            (
+                "nope.ns.svc.cluster.local.",
+                RecordType::Txt,
+                Answer::NxDomain,
+                Answer::NxDomain,
+            ),
+        ];
+        for (name, qtype, want_core, want_rfc) in cases {
+            assert_eq!(core.lookup(name, qtype), want_core, "coredns {name} {qtype}");
+            assert_eq!(strict.lookup(name, qtype), want_rfc, "rfc {name} {qtype}");
+        }
+        // Both answer what exists.
+        for z in [&core, &strict] {
+            assert!(matches!(z.lookup(B, RecordType::A), Answer::Records(_)));
+            assert!(matches!(
+                z.lookup("dns-version.cluster.local.", RecordType::Txt),
+                Answer::Records(_)
+            ));
+        }
+        // An ExternalName whose in-zone target has no AAAA: CoreDNS gives an empty NOERROR
+        // without the CNAME; RFC 1034 gives the CNAME.
+        let name = "in.ns.svc.cluster.local.";
+        assert_eq!(core.lookup(name, RecordType::Aaaa), Answer::NoData);
+        assert_eq!(
+            records_of(strict.lookup(name, RecordType::Aaaa)),
+            ["in.ns.svc.cluster.local. CNAME web.ns.svc.cluster.local."]
+        );
+        assert_eq!(records_of(core.lookup(name, RecordType::A)).len(), 2);
     }
 
     #[test]

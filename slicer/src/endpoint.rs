@@ -161,7 +161,65 @@ pub(crate) fn build_endpoint(
     ))
 }
 
-/// The Pod's addresses of `family`, sorted, or `None` when it has none of that family.
+/// True when `ip` needs no parsing to be written as Go writes it back: it has no colon (so it
+/// is not IPv6 text) and no octet starting with a zero followed by more (`010.0.0.1`), the one
+/// way IPv4 text Go's `ParseIPSloppy` accepts differs from its canonical form. Text that is not
+/// an IP at all may pass too; it is kept as written either way. Checks up to 16 bytes at once
+/// (a byte-wise test on one `u128`), so the usual IPv4 address costs a few instructions.
+#[inline]
+fn ipv4_text_kept_as_is(ip: &[u8]) -> bool {
+    const ONES: u128 = u128::MAX / 255; // 0x0101...01
+    const LOW7: u128 = ONES * 0x7f;
+    if ip.len() > 16 {
+        return false;
+    }
+    let mut buf = [0u8; 16];
+    if let Some(dst) = buf.get_mut(..ip.len()) {
+        dst.copy_from_slice(ip);
+    }
+    let v = u128::from_le_bytes(buf);
+    // The high bit of each byte that is zero in `x`.
+    let zero = |x: u128| !(((x & LOW7) + LOW7) | x | LOW7);
+    let eq = |c: u8| zero(v ^ (ONES * u128::from(c)));
+    let dots = eq(b'.');
+    let nonzero = !zero(v) & !LOW7;
+    // A `0` at the start or after a dot, followed by a byte that is neither a dot nor the end.
+    let lead_zero = eq(b'0') & ((dots << 8) | 0x80) & (nonzero >> 8) & !(dots >> 8);
+    eq(b':') == 0 && lead_zero == 0
+}
+
+/// A Pod IP's family and the text the controller writes for it (`getEndpointAddresses` in
+/// v1.37.2): the IP is parsed as Go's `ParseIPSloppy` does and written back in Go's canonical
+/// form, so `FD00:10:244::A` becomes `fd00:10:244::a`, `010.0.0.1` becomes `10.0.0.1` and the
+/// IPv4-mapped `::ffff:1.1.1.1` is the IPv4 address `1.1.1.1`. Text that does not parse
+/// (which the API server never stores in a Pod's status) stays as written, in IPv4 slices.
+///
+/// IPv6 text has a colon; other text is IPv4 or does not parse, and of IPv4 text only leading
+/// zeros change, so the usual IPv4 address is neither parsed nor copied
+/// ([`ipv4_text_kept_as_is`]).
+#[inline]
+pub(crate) fn canonical_pod_ip(ip: &str) -> (Family, std::borrow::Cow<'_, str>) {
+    use std::borrow::Cow;
+    use std::net::IpAddr;
+    if ipv4_text_kept_as_is(ip.as_bytes()) {
+        return (Family::V4, Cow::Borrowed(ip));
+    }
+    match svcnet_model::validation::names::parse_ip_sloppy(ip) {
+        Some(IpAddr::V4(a)) => (Family::V4, Cow::Owned(a.to_string())),
+        Some(IpAddr::V6(a)) => {
+            let text = a.to_string();
+            if text == ip {
+                (Family::V6, Cow::Borrowed(ip))
+            } else {
+                (Family::V6, Cow::Owned(text))
+            }
+        }
+        None => (Family::V4, Cow::Borrowed(ip)),
+    }
+}
+
+/// The Pod's addresses of `family` in canonical text ([`canonical_pod_ip`]), sorted, or `None`
+/// when it has none of that family.
 pub(crate) fn endpoint_addresses(pod: &Pod, family: Family) -> Option<Vec<CompactString>> {
     let status = pod.status.as_ref()?;
     // The API server's v1 conversion fills `podIPs` from a lone `podIP`; read such a Pod the same.
@@ -175,27 +233,27 @@ pub(crate) fn endpoint_addresses(pod: &Pod, family: Family) -> Option<Vec<Compac
             &from_pod_ip
         }
     };
-    let mine = |ip: &&str| is_ipv6_text(ip) == (family == Family::V6);
+    let mine = |ip: &PodIp| -> Option<CompactString> {
+        let (f, text) = canonical_pod_ip(&ip.ip);
+        (f == family).then(|| match text {
+            std::borrow::Cow::Borrowed(t) => CompactString::from(t),
+            std::borrow::Cow::Owned(t) => CompactString::from(t),
+        })
+    };
     let addresses: Vec<CompactString> = match ips {
         // The usual case: one IP per family.
-        [one] => vec![Some(one.ip.as_str()).filter(mine)?.into()],
-        [a, b] => match (mine(&a.ip.as_str()), mine(&b.ip.as_str())) {
-            (true, false) => vec![a.ip.as_str().into()],
-            (false, true) => vec![b.ip.as_str().into()],
-            (false, false) => return None,
-            (true, true) => {
-                let mut v: Vec<CompactString> = vec![a.ip.as_str().into(), b.ip.as_str().into()];
+        [one] => vec![mine(one)?],
+        [a, b] => match (mine(a), mine(b)) {
+            (Some(a), None) | (None, Some(a)) => vec![a],
+            (None, None) => return None,
+            (Some(a), Some(b)) => {
+                let mut v = vec![a, b];
                 v.sort();
                 v
             }
         },
         _ => {
-            let mut v: Vec<CompactString> = ips
-                .iter()
-                .map(|p| p.ip.as_str())
-                .filter(mine)
-                .map(CompactString::from)
-                .collect();
+            let mut v: Vec<CompactString> = ips.iter().filter_map(mine).collect();
             if v.is_empty() {
                 return None;
             }
@@ -411,16 +469,23 @@ mod tests {
     }
 
     #[test]
-    fn families_and_verbatim_addresses() {
+    fn families_and_canonical_addresses() {
+        // v1.37.2 re-reads every Pod IP and writes it in Go's canonical form
+        // (`getEndpointAddresses`; TestReconcile1Pod/ipv6).
         let p = pod(&["1.2.3.4", "1234::5678:0000:0000:9abc:def0", "::ffff:1.1.1.1"]);
         let v4 = pod_to_endpoint(&p, &svc(), Some("z"), Family::V4).unwrap();
-        assert_eq!(v4.addresses, vec!["1.2.3.4", "::ffff:1.1.1.1"]);
+        assert_eq!(v4.addresses, vec!["1.1.1.1", "1.2.3.4"]);
         let v6 = pod_to_endpoint(&p, &svc(), None, Family::V6).unwrap();
-        assert_eq!(v6.addresses, vec!["1234::5678:0000:0000:9abc:def0"]);
+        assert_eq!(v6.addresses, vec!["1234::5678:0:0:9abc:def0"]);
         assert_eq!(v4.zone.as_deref(), Some("z"));
         assert_eq!(v4.hostname.as_deref(), Some("h"));
         assert_eq!(v4.conditions.ready, Some(true));
         assert!(pod_to_endpoint(&pod(&["1.2.3.4"]), &svc(), None, Family::V6).is_none());
+        let upper = pod(&["FD00:10:244::A", "010.001.000.009"]);
+        let v6 = pod_to_endpoint(&upper, &svc(), None, Family::V6).unwrap();
+        assert_eq!(v6.addresses, vec!["fd00:10:244::a"]);
+        let v4 = pod_to_endpoint(&upper, &svc(), None, Family::V4).unwrap();
+        assert_eq!(v4.addresses, vec!["10.1.0.9"]);
     }
 
     #[test]
@@ -511,6 +576,53 @@ mod tests {
         );
         let d = pod(&["1.2.3.5"]);
         assert!(pod_change(&a, &d).endpoints);
+    }
+
+    #[test]
+    fn canonical_pod_ip_text() {
+        for (ip, fam, text) in [
+            ("10.0.0.1", Family::V4, "10.0.0.1"),
+            ("0.0.0.0", Family::V4, "0.0.0.0"),
+            ("10.0.0.10", Family::V4, "10.0.0.10"),
+            ("010.0.0.1", Family::V4, "10.0.0.1"),
+            ("1.2.3.04", Family::V4, "1.2.3.4"),
+            ("1.02.3.4", Family::V4, "1.2.3.4"),
+            ("::ffff:1.1.1.1", Family::V4, "1.1.1.1"),
+            ("FD00::A", Family::V6, "fd00::a"),
+            ("2001:db8:0:0::1", Family::V6, "2001:db8::1"),
+            ("fd00::1", Family::V6, "fd00::1"),
+            ("256.0.0.1", Family::V4, "256.0.0.1"),
+            ("garbage", Family::V4, "garbage"),
+            ("01x.0.0.1", Family::V4, "01x.0.0.1"),
+        ] {
+            let (f, t) = canonical_pod_ip(ip);
+            assert_eq!((f, t.as_ref()), (fam, text), "{ip}");
+        }
+        assert!(matches!(
+            canonical_pod_ip("10.1.2.3").1,
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn ipv4_text_kept_as_is_finds_colons_and_leading_zeros() {
+        for (ip, kept) in [
+            ("10.0.0.1", true),
+            ("0.0.0.0", true),
+            ("100.200.10.0", true),
+            ("255.255.255.255", true),
+            ("10.0.0.10", true),
+            ("010.0.0.1", false),
+            ("10.00.0.1", false),
+            ("10.0.0.01", false),
+            ("::1", false),
+            ("fd00::1", false),
+            ("1.2.3.4:", false),
+            ("0123456789012345", false),
+            ("01234567890123456", false),
+        ] {
+            assert_eq!(ipv4_text_kept_as_is(ip.as_bytes()), kept, "{ip}");
+        }
     }
 
     #[test]

@@ -22,6 +22,18 @@
 //! keeps one empty placeholder slice per address type. Where Kubernetes iterates Go maps in
 //! random order, svcnet fixes the order, so the same input always gives the same plan.
 //!
+//! ## Kubernetes v1.37.2, byte for byte
+//! Slices come out as kube-controller-manager v1.37.2 writes them, including three details
+//! older releases did differently:
+//! - endpoint addresses are the Pod IPs in Go's canonical text (`FD00:10:244::A` is written
+//!   `fd00:10:244::a`, `010.0.0.1` is written `10.0.0.1`), as `getEndpointAddresses` re-reads them;
+//! - a slice's `ports` are in the order the controller's `NewPortMapKey` leaves them: sorted by
+//!   the FNV-128a hash of each port's Go dump ([`kubernetes_port_order`]; Service ports
+//!   `metrics` 6379→8443 then `db` 443→59355 give `[metrics, db]`). Existing slices the
+//!   reconciler rewrites get the same order. The order is computed once per distinct port list;
+//! - mirroring keeps `Endpoints` subsets without ports (`RepackSubsets` holds them under a
+//!   sentinel port) and writes them into slices whose `ports` is `null`.
+//!
 //! A [`Plan`] holds its slices as `Arc<EndpointSlice>`, shared with the [`ServiceSlices`] state
 //! that made it: a plan copies no endpoints, and once the caller has dropped it, the next
 //! one-Pod change rewrites the slice it touches in place (a slice still shared is copied first).
@@ -96,7 +108,7 @@ pub use mirror::{MirrorEvent, MirrorOptions, MirrorPlan, mirror};
 pub use names::{NameSource, SeededNames, SequentialNames, slice_name_prefix};
 pub use nodes::NodeZones;
 pub use plan::{Plan, SyncError};
-pub use ports::{PortKey, find_port, pod_endpoint_ports};
+pub use ports::{PortKey, find_port, kubernetes_port_order, pod_endpoint_ports};
 pub use reconcile::{ServiceSlices, reconcile};
 pub use repack::repack_subsets;
 pub use service::Options;

@@ -14,7 +14,7 @@ use svcnet_model::{
 use crate::endpoint::{EndpointId, Family, endpoints_equal_beyond_id};
 use crate::names::{NameSource, slice_name_prefix};
 use crate::plan::Plan;
-use crate::ports::PortKey;
+use crate::ports::{PortKey, kubernetes_port_order};
 use crate::repack::repack_subsets;
 use crate::service::empty_slice;
 
@@ -130,7 +130,8 @@ fn without(map: Option<&StringMap>, keys: &[&str]) -> StringMap {
 /// Desired endpoints of one (family, port list) key, in insertion order.
 #[derive(Default)]
 struct Desired {
-    ports: Vec<EndpointPort>,
+    /// `None` for a subset without ports (the slice says `ports: null`).
+    ports: Option<Vec<EndpointPort>>,
     eps: Vec<Option<svcnet_model::Endpoint>>,
     index: HashMap<EndpointId, usize>,
 }
@@ -197,18 +198,22 @@ pub fn mirror(
     let mut invalid = 0usize;
     let mut skipped = 0usize;
     for subset in repack_subsets(eps.subsets()) {
-        let ports: Vec<EndpointPort> = subset
-            .ports
-            .iter()
-            .flatten()
-            .map(|p| EndpointPort {
-                name: Some(p.name.clone().unwrap_or_default()),
-                protocol: Some(p.protocol.clone().unwrap_or_else(|| "TCP".into())),
-                port: Some(p.port),
-                app_protocol: p.app_protocol.clone(),
-            })
-            .collect();
-        let key = PortKey::of(&ports);
+        // A subset without ports (kept by `RepackSubsets` under its sentinel) is mirrored into
+        // a slice without ports. Ports come in the order `NewPortMapKey` leaves them.
+        let ports: Option<Vec<EndpointPort>> = subset.ports.as_ref().map(|ps| {
+            let mut v: Vec<EndpointPort> = ps
+                .iter()
+                .map(|p| EndpointPort {
+                    name: Some(p.name.clone().unwrap_or_default()),
+                    protocol: Some(p.protocol.clone().unwrap_or_else(|| "TCP".into())),
+                    port: Some(p.port),
+                    app_protocol: p.app_protocol.clone(),
+                })
+                .collect();
+            kubernetes_port_order(&mut v);
+            v
+        });
+        let key = PortKey::of(ports.as_deref().unwrap_or(&[]));
         for f in Family::ALL {
             desired.entry((f, key.clone())).or_default().ports = ports.clone();
         }
@@ -347,7 +352,7 @@ fn matches_exactly(s: &EndpointSlice, d: &Desired) -> bool {
 
 fn new_mirrored_slice(
     eps: &Endpoints,
-    ports: Vec<EndpointPort>,
+    ports: Option<Vec<EndpointPort>>,
     family: Family,
     name: Option<String>,
     annotations: &StringMap,
@@ -361,7 +366,8 @@ fn new_mirrored_slice(
         slice_labels::MANAGED_BY.to_owned(),
         slice_labels::MIRRORING_CONTROLLER_NAME.to_owned(),
     );
-    let mut s = empty_slice(family, ports);
+    let mut s = empty_slice(family, Vec::new());
+    s.ports = ports;
     s.metadata.namespace = eps.metadata.namespace.clone();
     s.metadata.labels = Some(labels);
     s.metadata.annotations = (!annotations.is_empty()).then(|| annotations.clone());

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use smallvec::SmallVec;
-use svcnet_model::{Endpoint, EndpointSlice, Pod, Service};
+use svcnet_model::{Endpoint, EndpointPort, EndpointSlice, Pod, Service};
 
 use crate::endpoint::{
     EndpointId, Family, NodeCheck, build_endpoint, check_node, endpoint_addresses, endpoint_with,
@@ -21,7 +21,7 @@ use crate::hash::{FastMap, FastSet, hash64};
 use crate::names::NameSource;
 use crate::nodes::NodeZones;
 use crate::plan::{Plan, SyncError};
-use crate::ports::{PortKey, Resolution, all_numeric, endpoint_ports, resolve};
+use crate::ports::{PortKey, Resolution, all_numeric, endpoint_ports, kubernetes_port_order, resolve};
 use crate::service::{Options, ServiceInfo};
 
 const TRIGGER_TIME: &str = "endpoints.kubernetes.io/last-change-trigger-time";
@@ -38,10 +38,13 @@ struct Entry {
     owned: bool,
 }
 
-/// Interned port-list keys.
+/// Interned port-list keys, each with its ports in the order new slices carry them.
 #[derive(Debug, Clone, Default)]
 struct Keys {
     keys: Vec<PortKey>,
+    /// The ports of each key in Kubernetes' order ([`kubernetes_port_order`]), computed once
+    /// per distinct port list; `None` when that is the key's own order (fewer than two ports).
+    ordered: Vec<Option<Vec<EndpointPort>>>,
     ids: FastMap<PortKey, u32>,
 }
 
@@ -51,6 +54,11 @@ impl Keys {
             return i;
         }
         let i = u32::try_from(self.keys.len()).unwrap_or(u32::MAX);
+        self.ordered.push((k.0.len() > 1).then(|| {
+            let mut ordered = k.0.clone();
+            kubernetes_port_order(&mut ordered);
+            ordered
+        }));
         self.keys.push(k.clone());
         self.ids.insert(k, i);
         i
@@ -59,6 +67,14 @@ impl Keys {
     fn get(&self, id: u32) -> &PortKey {
         static EMPTY: PortKey = PortKey(Vec::new());
         self.keys.get(id as usize).unwrap_or(&EMPTY)
+    }
+
+    /// The ports of a new slice of group `id`.
+    fn slice_ports(&self, id: u32) -> Vec<EndpointPort> {
+        match self.ordered.get(id as usize) {
+            Some(Some(ordered)) => ordered.clone(),
+            _ => self.get(id).0.clone(),
+        }
     }
 
     /// Sorts group ids by their port lists.
@@ -408,6 +424,17 @@ impl ServiceSlices {
         seq
     }
 
+    /// Gives a rewritten existing slice its ports in Kubernetes' order: the controller sorts
+    /// an owned slice's ports in place while keying it (`NewPortMapKey`), so every copy it
+    /// writes back carries that order, whatever order the slice was stored in.
+    fn reorder_ports(&self, key: u32, s: &mut EndpointSlice) {
+        if let Some(ports) = s.ports.as_mut()
+            && ports.len() > 1
+        {
+            *ports = self.keys.slice_ports(key);
+        }
+    }
+
     // ----- desired state -------------------------------------------------------------------
 
     /// The port group of a Pod, cached per resolution.
@@ -606,7 +633,7 @@ impl ServiceSlices {
                     Some(Wanted::Direct(d)) if slices.is_empty() => {
                         let mut ids = d.ids.map(Vec::into_iter);
                         for eps in d.slices {
-                            let mut s = state.info.new_slice(state.keys.get(key).0.clone(), f);
+                            let mut s = state.info.new_slice(state.keys.slice_ports(key), f);
                             s.endpoints = Some(eps);
                             out.create
                                 .push(Written::new(s, ids.as_mut().and_then(Iterator::next)));
@@ -710,6 +737,7 @@ impl ServiceSlices {
                     }
                     if e.slice.endpoints().iter().any(|ep| ep.hints.is_some()) {
                         let mut s = EndpointSlice::clone(&e.slice);
+                        self.reorder_ports(e.key, &mut s);
                         strip_hints(&mut s);
                         extra.push((seq, Written::new(s, Some(e.ids.clone()))));
                     }
@@ -785,12 +813,14 @@ impl ServiceSlices {
                     out.delete.push(seq);
                 } else {
                     let mut s = copy_without_endpoints(&e.slice);
+                    self.reorder_ports(e.key, &mut s);
                     s.endpoints = Some(kept);
                     s.metadata.labels = Some(labels);
                     updates.push((seq, Written::new(s, Some(kept_ids))));
                 }
             } else if labels_changed {
                 let mut s = EndpointSlice::clone(&e.slice);
+                self.reorder_ports(e.key, &mut s);
                 s.metadata.labels = Some(labels);
                 updates.push((seq, Written::new(s, Some(e.ids.clone()))));
             } else {
@@ -881,6 +911,7 @@ impl ServiceSlices {
                     }
                 }
                 let mut s = copy_without_endpoints(&e.slice);
+                self.reorder_ports(e.key, &mut s);
                 s.endpoints = Some(eps);
                 s.metadata.labels = Some(labels);
                 updates.push((seq, Written::new(s, Some(ids))));
@@ -891,6 +922,7 @@ impl ServiceSlices {
             }
             if labels_changed {
                 let mut s = copy_without_endpoints(&e.slice);
+                self.reorder_ports(e.key, &mut s);
                 s.endpoints = Some(eps.clone());
                 s.metadata.labels = Some(labels);
                 updates.push((seq, Written::new(s, Some(e.ids.clone()))));
@@ -944,6 +976,7 @@ impl ServiceSlices {
                     let seq = unchanged.remove(i);
                     let Some(e) = self.slices.get(&seq) else { continue };
                     let mut s = copy_without_endpoints(&e.slice);
+                    self.reorder_ports(e.key, &mut s);
                     s.endpoints = Some(match taken.as_deref_mut().and_then(|t| t.remove(&seq)) {
                         Some(v) => v,
                         None => e.slice.endpoints().to_vec(),
@@ -951,7 +984,7 @@ impl ServiceSlices {
                     (Some(seq), Written::new(s, Some(e.ids.clone())))
                 }
                 None => {
-                    let s = self.info.new_slice(self.keys.get(key).0.clone(), family);
+                    let s = self.info.new_slice(self.keys.slice_ports(key), family);
                     (None, Written::new(s, Some(Vec::new())))
                 }
             };

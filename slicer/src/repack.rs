@@ -29,13 +29,25 @@ fn address_order(a: &EndpointAddress, b: &EndpointAddress) -> std::cmp::Ordering
 /// Expands subsets to (address, port) pairs and packs them again so that each subset holds the
 /// addresses that serve exactly the same ports: addresses are de-duplicated by IP and target
 /// UID, an address not ready on some port is not ready there, addresses sort by IP and UID.
-/// Addresses listed without any port disappear, as in Kubernetes. Subsets and their ports come
-/// out in a fixed order (Kubernetes orders them by an MD5 hash; the content is the same).
+///
+/// A subset without ports is not dropped: as in Kubernetes, its addresses are kept under a
+/// sentinel port (number -1) that never appears in the output, so they come out in a subset
+/// with `ports: None` — or, when exactly the same addresses serve real ports, in that subset.
+/// Ports numbered 0 or less are treated like the sentinel. Subsets and their ports come out in
+/// a fixed order (Kubernetes orders them by an FNV hash; the content is the same).
 pub fn repack_subsets(subsets: &[EndpointSubset]) -> Vec<EndpointSubset> {
+    let sentinel = CoreEndpointPort {
+        port: -1,
+        ..Default::default()
+    };
     let mut addrs: IndexMap<(String, Option<String>), EndpointAddress> = IndexMap::new();
     let mut ports: IndexMap<PortId, (CoreEndpointPort, IndexMap<usize, bool>)> = IndexMap::new();
     for s in subsets {
-        for p in s.ports.iter().flatten() {
+        let subset_ports = match s.ports.as_deref() {
+            Some(ps) if !ps.is_empty() => ps,
+            _ => std::slice::from_ref(&sentinel),
+        };
+        for p in subset_ports {
             let lists = [
                 (s.addresses.as_deref(), true),
                 (s.not_ready_addresses.as_deref(), false),
@@ -64,7 +76,10 @@ pub fn repack_subsets(subsets: &[EndpointSubset]) -> Vec<EndpointSubset> {
     for (_, (port, set)) in ports {
         let mut key: Vec<(usize, bool)> = set.into_iter().collect();
         key.sort_unstable();
-        groups.entry(key).or_default().push(port);
+        let group = groups.entry(key).or_default();
+        if port.port > 0 {
+            group.push(port);
+        }
     }
     let mut out: Vec<EndpointSubset> = groups
         .into_iter()
@@ -86,7 +101,7 @@ pub fn repack_subsets(subsets: &[EndpointSubset]) -> Vec<EndpointSubset> {
             EndpointSubset {
                 addresses: (!ready.is_empty()).then_some(ready),
                 not_ready_addresses: (!not_ready.is_empty()).then_some(not_ready),
-                ports: Some(ps),
+                ports: (!ps.is_empty()).then_some(ps),
             }
         })
         .collect();
@@ -137,10 +152,41 @@ mod tests {
             },
         ];
         let out = repack_subsets(&subsets);
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].ports.as_ref().unwrap().len(), 2);
+        assert_eq!(out.len(), 2);
+        // The subset without ports is kept under the sentinel, with no ports of its own.
+        assert_eq!(out[0].ports, None);
         let ips: Vec<&str> = out[0].addresses.iter().flatten().map(|a| a.ip.as_str()).collect();
+        assert_eq!(ips, ["10.0.0.9"]);
+        assert_eq!(out[1].ports.as_ref().unwrap().len(), 2);
+        let ips: Vec<&str> = out[1].addresses.iter().flatten().map(|a| a.ip.as_str()).collect();
         assert_eq!(ips, ["10.0.0.1", "10.0.0.2"]);
+    }
+
+    #[test]
+    fn portless_addresses_join_the_subset_with_the_same_addresses() {
+        let subsets = vec![
+            EndpointSubset {
+                addresses: Some(vec![addr("10.0.0.1")]),
+                ports: Some(vec![port("a", 80)]),
+                ..Default::default()
+            },
+            EndpointSubset {
+                addresses: Some(vec![addr("10.0.0.1")]),
+                ports: Some(Vec::new()),
+                ..Default::default()
+            },
+        ];
+        let out = repack_subsets(&subsets);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ports.as_ref().map(Vec::len), Some(1));
+        let only = vec![EndpointSubset {
+            addresses: Some(vec![addr("10.20.0.1")]),
+            ..Default::default()
+        }];
+        let out = repack_subsets(&only);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ports, None);
+        assert_eq!(out[0].addresses.as_ref().map(Vec::len), Some(1));
     }
 
     #[test]

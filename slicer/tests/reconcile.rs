@@ -488,3 +488,119 @@ fn legacy_endpoints_object() {
     let e = legacy_endpoints(&headless, &pods(1)).unwrap();
     assert_eq!(e.metadata.label("service.kubernetes.io/headless"), Some(""));
 }
+
+/// Issue 18, items 1 and 2: what kube-controller-manager v1.37.2 writes that svcnet copied.
+#[test]
+fn v1_37_canonical_addresses_and_hash_ordered_ports() {
+    // Service ports `metrics` (6379→8443) then `db` (443→59355): the controller writes
+    // `[metrics, db]`, the order `NewPortMapKey`'s hash sort leaves them in.
+    let mut svc = service(&["IPv4", "IPv6"], IntOrString::Int(8443));
+    svc.spec_mut().ports = Some(vec![
+        svcnet_model::ServicePort {
+            name: Some("metrics".into()),
+            protocol: Some("TCP".into()),
+            port: 6379,
+            target_port: Some(IntOrString::Int(8443)),
+            ..Default::default()
+        },
+        svcnet_model::ServicePort {
+            name: Some("db".into()),
+            protocol: Some("TCP".into()),
+            port: 443,
+            target_port: Some(IntOrString::Int(59355)),
+            ..Default::default()
+        },
+    ]);
+    // The API server keeps Pod IPs as written: upper-case IPv6 reaches the controller.
+    let p = pod(
+        "web-0",
+        &["10.0.0.7".to_string(), "FD00:10:244::A".to_string()],
+        "n1",
+        true,
+        None,
+    );
+    let plan = reconcile(
+        &svc,
+        std::slice::from_ref(&p),
+        &nodes(),
+        [],
+        &Options::default(),
+        &mut SequentialNames::new(),
+    )
+    .unwrap();
+    assert_eq!(plan.create.len(), 2);
+    for s in &plan.create {
+        let names: Vec<&str> = s.ports().iter().filter_map(|p| p.name.as_deref()).collect();
+        assert_eq!(names, ["metrics", "db"], "{}", s.address_type);
+    }
+    let v6 = plan.create.iter().find(|s| s.address_type == "IPv6").unwrap();
+    assert_eq!(v6.endpoints()[0].addresses, ["fd00:10:244::a"]);
+
+    // An existing slice stored as `[db, metrics]` is written back as `[metrics, db]` when it
+    // changes: the controller sorts the cached slice's ports in place while keying it.
+    let mut existing: Vec<_> = owned(&plan.create);
+    for s in &mut existing {
+        s.ports.as_mut().unwrap().reverse();
+    }
+    let mut not_ready = p.clone();
+    not_ready.status.as_mut().unwrap().conditions = None;
+    let plan = reconcile(
+        &svc,
+        std::slice::from_ref(&not_ready),
+        &nodes(),
+        existing.clone(),
+        &Options::default(),
+        &mut SequentialNames::new(),
+    )
+    .unwrap();
+    assert_eq!(plan.update.len(), 2);
+    for s in &plan.update {
+        let names: Vec<&str> = s.ports().iter().filter_map(|p| p.name.as_deref()).collect();
+        assert_eq!(names, ["metrics", "db"]);
+    }
+    // Unchanged, the reversed slices are the same group: nothing is written.
+    let plan = reconcile(
+        &svc,
+        std::slice::from_ref(&p),
+        &nodes(),
+        existing,
+        &Options::default(),
+        &mut SequentialNames::new(),
+    )
+    .unwrap();
+    assert!(plan.is_empty(), "{plan:?}");
+}
+
+/// Issue 18, item 3: a port-less Endpoints subset is mirrored into a `ports: null` slice.
+#[test]
+fn mirroring_keeps_portless_subsets() {
+    let mut svc = service(&["IPv4"], IntOrString::Int(80));
+    svc.spec_mut().selector = None;
+    let mut eps = endpoints_obj(&[]);
+    eps.subsets = Some(vec![EndpointSubset {
+        addresses: Some(vec![EndpointAddress {
+            ip: "10.20.0.1".into(),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    }]);
+    let mut names = SequentialNames::new();
+    let m = mirror(Some(&svc), Some(&eps), &[], &MirrorOptions::default(), &mut names);
+    assert_eq!(m.plan.create.len(), 1);
+    let s = &m.plan.create[0];
+    assert_eq!(s.address_type, "IPv4");
+    assert_eq!(s.ports, None);
+    assert_eq!(s.endpoints()[0].addresses, ["10.20.0.1"]);
+    let json = serde_json::to_value(&**s).unwrap();
+    assert_eq!(json["ports"], serde_json::Value::Null);
+    // Mirrored again, the slice matches: no writes.
+    let existing = owned(&m.plan.create);
+    let again = mirror(
+        Some(&svc),
+        Some(&eps),
+        &existing,
+        &MirrorOptions::default(),
+        &mut names,
+    );
+    assert!(again.plan.is_empty(), "{again:?}");
+}

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
-use svcnet_discovery::{Answer, DnsOptions, PodMode, RecordType, Zone};
+use svcnet_discovery::{Answer, AnswerRules, DnsOptions, PodMode, RecordType, Zone};
 use svcnet_model::ObjectSet;
 
 use crate::error::CliError;
@@ -15,10 +15,19 @@ use crate::output::{Format, print_json, print_text};
 pub enum Pods {
     /// No pod names.
     Disabled,
-    /// Names of running Pods, by their primary IP.
+    /// Names of running Pods, one per Pod IP.
     Verified,
     /// Any dashed IP in an existing namespace (the record set lists what `verified` lists).
     Insecure,
+}
+
+/// `--answers` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Answers {
+    /// CoreDNS v1.15.0's answers, including where they break DNS rules.
+    Coredns,
+    /// The RFC 1034 / 2308 answers where CoreDNS's differ.
+    Rfc,
 }
 
 /// Arguments of `svcnet dns`.
@@ -39,6 +48,9 @@ pub struct Args {
     /// A ClusterIP Service without ready endpoints has no forward names.
     #[arg(long)]
     pub ignore_empty_service: bool,
+    /// `--query` answers where CoreDNS breaks DNS rules: CoreDNS's (default) or the RFC's.
+    #[arg(long, value_enum, default_value_t = Answers::Coredns)]
+    pub answers: Answers,
     /// Answer one query instead of printing the record set.
     #[arg(long, value_name = "NAME")]
     pub query: Option<String>,
@@ -68,6 +80,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         },
         endpoint_pod_names: args.endpoint_pod_names,
         ignore_empty_service: args.ignore_empty_service,
+        answers: match args.answers {
+            Answers::Coredns => AnswerRules::CoreDns,
+            Answers::Rfc => AnswerRules::Rfc,
+        },
     };
     let zone = read_zone(&args.input, &options)?;
     let mut clean = true;

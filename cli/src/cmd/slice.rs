@@ -275,6 +275,15 @@ fn plan_json(plan: &Plan, after: &[EndpointSlice], events: &[Value]) -> Value {
     if !events.is_empty() {
         v["events"] = Value::Array(events.to_vec());
     }
+    // The API server never omits an EndpointSlice's `ports`: a slice without ports (a mirrored
+    // port-less subset) reads `"ports": null`.
+    for list in ["create", "update", "delete", "slices"] {
+        if let Some(Value::Array(slices)) = v.get_mut(list) {
+            for s in slices.iter_mut().filter_map(Value::as_object_mut) {
+                s.entry("ports").or_insert(Value::Null);
+            }
+        }
+    }
     v
 }
 
