@@ -1,1 +1,3 @@
 //! The iptables, nftables and IPVS rule sets kube-proxy would program, as data and as text.
+
+pub mod nftables;
