@@ -1,0 +1,197 @@
+//! What the nftables backend reads: the node's settings and, per service port, the
+//! proxy's view of it (addresses, policies, affinity, categorized endpoints).
+
+use super::object::Family;
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
+
+/// The node-wide settings of kube-proxy's nftables proxier.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NftConfig {
+    /// `ip` (IPv4 proxier) or `ip6` (IPv6 proxier).
+    pub family: Family,
+    /// The node IP of this family (the firewall's allow-from-node check).
+    pub node_ip: IpAddr,
+    /// The masquerade mark text (`0x4000`, or `0x00004000` from the bit).
+    pub masquerade_mark: String,
+    /// `--masquerade-all`.
+    pub masquerade_all: bool,
+    /// Local-traffic detection, `None` for the no-op detector.
+    pub local_detector: Option<LocalDetector>,
+    /// The node IPs that accept NodePort traffic, or `None` when the NodePort address
+    /// filter matches all addresses (`0.0.0.0/0`).
+    pub nodeport_ips: Option<Vec<IpAddr>>,
+    /// The Service CIDRs of this family, as given (drop of unallocated ClusterIPs).
+    pub service_cidrs: Vec<String>,
+    /// The `KubeProxyNFTablesLocalhostNodePorts` gate (alpha, off by default).
+    pub localhost_nodeports: bool,
+    /// With the gate: whether loopback is listed explicitly in the NodePort addresses
+    /// (the userspace proxy then serves TCP, and only UDP and SCTP are rejected).
+    pub localhost_nodeport_proxy: bool,
+    /// The largest number of operations one emitted transaction chunk may hold
+    /// (see [`Transaction::chunks`](super::Transaction::chunks)). Default 1,000.
+    pub max_operations_per_chunk: usize,
+}
+
+impl NftConfig {
+    /// Defaults for a node: kube-proxy's default mark (`0x00004000`), no detector,
+    /// NodePorts on `node_ip` only (`primary`), no Service CIDRs, gate off.
+    pub fn new(node_ip: IpAddr) -> Self {
+        NftConfig {
+            family: if node_ip.is_ipv4() {
+                Family::Ip
+            } else {
+                Family::Ip6
+            },
+            node_ip,
+            masquerade_mark: "0x00004000".into(),
+            masquerade_all: false,
+            local_detector: None,
+            nodeport_ips: Some(vec![node_ip]),
+            service_cidrs: Vec::new(),
+            localhost_nodeports: false,
+            localhost_nodeport_proxy: false,
+            max_operations_per_chunk: 1000,
+        }
+    }
+}
+
+/// How traffic from local pods is recognised (`IfLocalNFT` / `IfNotLocalNFT`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LocalDetector {
+    /// By the pod CIDR of this family: `ip saddr CIDR`.
+    ClusterCidr(IpNet),
+    /// By a bridge interface: `iifname NAME`.
+    Bridge(String),
+    /// By an interface name prefix: `iifname PREFIX*`.
+    InterfacePrefix(String),
+}
+
+impl LocalDetector {
+    /// The match for traffic from a local pod.
+    pub fn if_local(&self) -> String {
+        match self {
+            LocalDetector::ClusterCidr(c) => format!("{} saddr {c}", ip_word(c)),
+            LocalDetector::Bridge(b) => format!("iifname {b}"),
+            LocalDetector::InterfacePrefix(p) => format!("iifname {p}*"),
+        }
+    }
+
+    /// The match for traffic not from a local pod.
+    pub fn if_not_local(&self) -> String {
+        match self {
+            LocalDetector::ClusterCidr(c) => format!("{} saddr != {c}", ip_word(c)),
+            LocalDetector::Bridge(b) => format!("iifname != {b}"),
+            LocalDetector::InterfacePrefix(p) => format!("iifname != {p}*"),
+        }
+    }
+}
+
+fn ip_word(c: &IpNet) -> &'static str {
+    if matches!(c, IpNet::V4(_)) { "ip" } else { "ip6" }
+}
+
+/// A transport protocol of a Service port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Protocol {
+    /// TCP.
+    #[serde(rename = "TCP")]
+    Tcp,
+    /// UDP.
+    #[serde(rename = "UDP")]
+    Udp,
+    /// SCTP.
+    #[serde(rename = "SCTP")]
+    Sctp,
+}
+
+impl Protocol {
+    /// Lower case, as nftables writes it (`tcp`).
+    pub fn lower(self) -> &'static str {
+        match self {
+            Protocol::Tcp => "tcp",
+            Protocol::Udp => "udp",
+            Protocol::Sctp => "sctp",
+        }
+    }
+
+    /// Parses `TCP`, `UDP` or `SCTP`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "TCP" => Some(Protocol::Tcp),
+            "UDP" => Some(Protocol::Udp),
+            "SCTP" => Some(Protocol::Sctp),
+            _ => None,
+        }
+    }
+}
+
+/// An endpoint as the rules use it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct NftEndpoint {
+    /// Address (canonical).
+    pub ip: IpAddr,
+    /// Port.
+    pub port: u16,
+    /// Whether it runs on this node.
+    pub is_local: bool,
+}
+
+/// One service port as the nftables proxier sees it. Endpoint lists are in endpoint
+/// order (sorted by `ip:port` text), as `CategorizeEndpoints` returns them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NftServicePort {
+    /// Namespace of the Service.
+    pub namespace: String,
+    /// Name of the Service.
+    pub name: String,
+    /// Port name (may be empty).
+    pub port_name: String,
+    /// Protocol.
+    pub protocol: Protocol,
+    /// The ClusterIP of the proxier's family.
+    pub cluster_ip: IpAddr,
+    /// The Service port.
+    pub port: u16,
+    /// The NodePort, 0 for none.
+    pub node_port: u16,
+    /// External IPs of this family (empty with `AllowServiceExternalIPs` off).
+    pub external_ips: Vec<IpAddr>,
+    /// LoadBalancer ingress IPs of this family in VIP mode.
+    pub load_balancer_vips: Vec<IpAddr>,
+    /// `loadBalancerSourceRanges` of this family, canonical, empty when one is zero-masked.
+    pub source_ranges: Vec<IpNet>,
+    /// ClientIP affinity timeout in seconds, `None` without affinity.
+    pub affinity_timeout: Option<u32>,
+    /// iTP=Local.
+    pub internal_policy_local: bool,
+    /// eTP=Local (and externally accessible).
+    pub external_policy_local: bool,
+    /// Has a NodePort, external IPs or LB VIPs.
+    pub externally_accessible: bool,
+    /// `UsesClusterEndpoints()`.
+    pub uses_cluster_endpoints: bool,
+    /// `UsesLocalEndpoints()`.
+    pub uses_local_endpoints: bool,
+    /// Cluster endpoints.
+    pub cluster_endpoints: Vec<NftEndpoint>,
+    /// Local endpoints.
+    pub local_endpoints: Vec<NftEndpoint>,
+    /// Every endpoint reachable from this node through the rules.
+    pub all_locally_reachable: Vec<NftEndpoint>,
+    /// Whether there is any usable endpoint.
+    pub has_endpoints: bool,
+}
+
+impl NftServicePort {
+    /// `namespace/name:port` (or `namespace/name`), kube-proxy's ServicePortName text.
+    pub fn name_string(&self) -> String {
+        if self.port_name.is_empty() {
+            format!("{}/{}", self.namespace, self.name)
+        } else {
+            format!("{}/{}:{}", self.namespace, self.name, self.port_name)
+        }
+    }
+}
