@@ -104,6 +104,19 @@ impl TableState {
     }
 }
 
+/// How to undo one applied operation.
+#[derive(Debug)]
+enum Undo {
+    Table(Option<Box<TableState>>),
+    Chain(String, Option<ChainState>),
+    Rules(String, Vec<Rule>),
+    PopRule(String, bool),
+    Set(ContainerKind, String, Option<SetState>),
+    Elements(ContainerKind, String, BTreeMap<String, Element>),
+    Element(ContainerKind, String, String, Option<Element>),
+    Counter(String, Option<Counter>),
+}
+
 /// The rule set: tables by family and name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
@@ -126,39 +139,114 @@ impl State {
     /// knftables' fake: `add` of an existing object is a no-op, `create` fails on it,
     /// `delete`/`flush` fail on a missing one, element `add` replaces an element with the
     /// same key, rules and map values must reference existing chains, sets and maps.
+    /// The cost grows with the transaction, not with the rule set: each operation
+    /// records how to undo itself, and a failure replays the record backwards.
     pub fn apply(&mut self, tx: &Transaction) -> Result<(), NftError> {
         if tx.is_empty() {
             return Ok(());
         }
         let key = (tx.family, tx.table.clone());
-        let original = self.tables.get(&key).cloned();
-        match self.apply_ops(&key, tx) {
-            Ok(()) => Ok(()),
-            Err((i, e)) => {
-                match original {
-                    Some(t) => {
-                        self.tables.insert(key, t);
-                    }
-                    None => {
-                        self.tables.remove(&key);
-                    }
+        let mut undo: Vec<Undo> = Vec::new();
+        for (i, op) in tx.operations.iter().enumerate() {
+            if let Err(e) = self.apply_op(&key, op.verb, &op.object, &mut undo) {
+                while let Some(u) = undo.pop() {
+                    self.undo(&key, u);
                 }
-                Err(NftError::Operation {
+                return Err(NftError::Operation {
                     index: i,
                     source: Box::new(e),
-                })
+                });
             }
-        }
-    }
-
-    fn apply_ops(&mut self, key: &(Family, String), tx: &Transaction) -> Result<(), (usize, NftError)> {
-        for (i, op) in tx.operations.iter().enumerate() {
-            self.apply_op(key, op.verb, &op.object).map_err(|e| (i, e))?;
         }
         Ok(())
     }
 
-    fn apply_op(&mut self, key: &(Family, String), verb: Verb, obj: &Object) -> Result<(), NftError> {
+    fn undo(&mut self, key: &(Family, String), u: Undo) {
+        if let Undo::Table(t) = u {
+            match t {
+                Some(t) => {
+                    self.tables.insert(key.clone(), *t);
+                }
+                None => {
+                    self.tables.remove(key);
+                }
+            }
+            return;
+        }
+        let Some(t) = self.tables.get_mut(key) else { return };
+        match u {
+            Undo::Table(_) => {}
+            Undo::Chain(name, old) => match old {
+                Some(c) => {
+                    t.chains.insert(name, c);
+                }
+                None => {
+                    t.chains.remove(&name);
+                }
+            },
+            Undo::Rules(name, rules) => {
+                if let Some(c) = t.chains.get_mut(&name) {
+                    c.rules = rules;
+                }
+            }
+            Undo::PopRule(name, front) => {
+                if let Some(c) = t.chains.get_mut(&name) {
+                    if front {
+                        c.rules.remove(0);
+                    } else {
+                        c.rules.pop();
+                    }
+                }
+            }
+            Undo::Set(kind, name, old) => {
+                let m = match kind {
+                    ContainerKind::Set => &mut t.sets,
+                    ContainerKind::Map => &mut t.maps,
+                };
+                match old {
+                    Some(s) => {
+                        m.insert(name, s);
+                    }
+                    None => {
+                        m.remove(&name);
+                    }
+                }
+            }
+            Undo::Elements(kind, name, elements) => {
+                if let Ok(c) = t.container(kind, &name) {
+                    c.elements = elements;
+                }
+            }
+            Undo::Element(kind, name, k, old) => {
+                if let Ok(c) = t.container(kind, &name) {
+                    match old {
+                        Some(e) => {
+                            c.elements.insert(k, e);
+                        }
+                        None => {
+                            c.elements.remove(&k);
+                        }
+                    }
+                }
+            }
+            Undo::Counter(name, old) => match old {
+                Some(c) => {
+                    t.counters.insert(name, c);
+                }
+                None => {
+                    t.counters.remove(&name);
+                }
+            },
+        }
+    }
+
+    fn apply_op(
+        &mut self,
+        key: &(Family, String),
+        verb: Verb,
+        obj: &Object,
+        undo: &mut Vec<Undo>,
+    ) -> Result<(), NftError> {
         if let Object::Table(t) = obj {
             let exists = self.tables.contains_key(key);
             match verb {
@@ -166,22 +254,23 @@ impl State {
                     if exists && verb == Verb::Create {
                         return Err(NftError::exists("table", &key.1));
                     }
-                    self.tables
-                        .entry(key.clone())
-                        .or_insert_with(|| TableState::new(t.clone()));
+                    if !exists {
+                        self.tables.insert(key.clone(), TableState::new(t.clone()));
+                        undo.push(Undo::Table(None));
+                    }
                 }
                 Verb::Flush => {
-                    if !exists {
+                    let Some(old) = self.tables.insert(key.clone(), TableState::new(t.clone())) else {
+                        self.tables.remove(key);
                         return Err(NftError::not_found("table", &key.1));
-                    }
-                    self.tables.insert(key.clone(), TableState::new(t.clone()));
+                    };
+                    undo.push(Undo::Table(Some(Box::new(old))));
                 }
-                Verb::Delete | Verb::Destroy => {
-                    if !exists && verb == Verb::Delete {
-                        return Err(NftError::not_found("table", &key.1));
-                    }
-                    self.tables.remove(key);
-                }
+                Verb::Delete | Verb::Destroy => match self.tables.remove(key) {
+                    Some(old) => undo.push(Undo::Table(Some(Box::new(old)))),
+                    None if verb == Verb::Delete => return Err(NftError::not_found("table", &key.1)),
+                    None => {}
+                },
                 v => return Err(NftError::unsupported(v, "table")),
             }
             return Ok(());
@@ -192,36 +281,38 @@ impl State {
             .ok_or_else(|| NftError::not_found("table", &key.1))?;
         match obj {
             Object::Table(_) => {}
-            Object::Chain(c) => {
-                let exists = table.chains.contains_key(&c.name);
-                match verb {
-                    Verb::Add | Verb::Create => {
-                        if exists && verb == Verb::Create {
+            Object::Chain(c) => match verb {
+                Verb::Add | Verb::Create => {
+                    if table.chains.contains_key(&c.name) {
+                        if verb == Verb::Create {
                             return Err(NftError::exists("chain", &c.name));
                         }
-                        if !exists {
-                            table.chains.insert(
-                                c.name.clone(),
-                                ChainState {
-                                    chain: c.clone(),
-                                    rules: Vec::new(),
-                                },
-                            );
-                        }
+                    } else {
+                        table.chains.insert(
+                            c.name.clone(),
+                            ChainState {
+                                chain: c.clone(),
+                                rules: Vec::new(),
+                            },
+                        );
+                        undo.push(Undo::Chain(c.name.clone(), None));
                     }
-                    Verb::Flush => match table.chains.get_mut(&c.name) {
-                        Some(cs) => cs.rules.clear(),
-                        None => return Err(NftError::not_found("chain", &c.name)),
-                    },
-                    Verb::Delete | Verb::Destroy => {
-                        if !exists && verb == Verb::Delete {
-                            return Err(NftError::not_found("chain", &c.name));
-                        }
-                        table.chains.remove(&c.name);
-                    }
-                    v => return Err(NftError::unsupported(v, "chain")),
                 }
-            }
+                Verb::Flush => match table.chains.get_mut(&c.name) {
+                    Some(cs) => {
+                        if !cs.rules.is_empty() {
+                            undo.push(Undo::Rules(c.name.clone(), std::mem::take(&mut cs.rules)));
+                        }
+                    }
+                    None => return Err(NftError::not_found("chain", &c.name)),
+                },
+                Verb::Delete | Verb::Destroy => match table.chains.remove(&c.name) {
+                    Some(old) => undo.push(Undo::Chain(c.name.clone(), Some(old))),
+                    None if verb == Verb::Delete => return Err(NftError::not_found("chain", &c.name)),
+                    None => {}
+                },
+                v => return Err(NftError::unsupported(v, "chain")),
+            },
             Object::Rule(r) => {
                 table.check_chain(&r.chain)?;
                 match verb {
@@ -237,6 +328,7 @@ impl State {
                         } else {
                             rules.insert(0, r.clone());
                         }
+                        undo.push(Undo::PopRule(r.chain.clone(), verb == Verb::Insert));
                     }
                     v => return Err(NftError::unsupported(v, "rule")),
                 }
@@ -251,13 +343,13 @@ impl State {
                     ContainerKind::Set => &mut table.sets,
                     ContainerKind::Map => &mut table.maps,
                 };
-                let exists = m.contains_key(&s.name);
                 match verb {
                     Verb::Add | Verb::Create => {
-                        if exists && verb == Verb::Create {
-                            return Err(NftError::exists(what, &s.name));
-                        }
-                        if !exists {
+                        if m.contains_key(&s.name) {
+                            if verb == Verb::Create {
+                                return Err(NftError::exists(what, &s.name));
+                            }
+                        } else {
                             m.insert(
                                 s.name.clone(),
                                 SetState {
@@ -265,18 +357,26 @@ impl State {
                                     elements: BTreeMap::new(),
                                 },
                             );
+                            undo.push(Undo::Set(kind, s.name.clone(), None));
                         }
                     }
                     Verb::Flush => match m.get_mut(&s.name) {
-                        Some(ss) => ss.elements.clear(),
+                        Some(ss) => {
+                            if !ss.elements.is_empty() {
+                                undo.push(Undo::Elements(
+                                    kind,
+                                    s.name.clone(),
+                                    std::mem::take(&mut ss.elements),
+                                ));
+                            }
+                        }
                         None => return Err(NftError::not_found(what, &s.name)),
                     },
-                    Verb::Delete | Verb::Destroy => {
-                        if !exists && verb == Verb::Delete {
-                            return Err(NftError::not_found(what, &s.name));
-                        }
-                        m.remove(&s.name);
-                    }
+                    Verb::Delete | Verb::Destroy => match m.remove(&s.name) {
+                        Some(old) => undo.push(Undo::Set(kind, s.name.clone(), Some(old))),
+                        None if verb == Verb::Delete => return Err(NftError::not_found(what, &s.name)),
+                        None => {}
+                    },
                     v => return Err(NftError::unsupported(v, what)),
                 }
             }
@@ -295,39 +395,45 @@ impl State {
                         if verb == Verb::Create && c.elements.contains_key(&e.key) {
                             return Err(NftError::exists("element", &e.key));
                         }
-                        c.elements.insert(e.key.clone(), e.clone());
+                        let old = c.elements.insert(e.key.clone(), e.clone());
+                        undo.push(Undo::Element(e.kind, e.container.clone(), e.key.clone(), old));
                     }
-                    Verb::Delete | Verb::Destroy => {
-                        if c.elements.remove(&e.key).is_none() && verb == Verb::Delete {
-                            return Err(NftError::not_found("element", &e.key));
-                        }
-                    }
+                    Verb::Delete | Verb::Destroy => match c.elements.remove(&e.key) {
+                        Some(old) => undo.push(Undo::Element(
+                            e.kind,
+                            e.container.clone(),
+                            e.key.clone(),
+                            Some(old),
+                        )),
+                        None if verb == Verb::Delete => return Err(NftError::not_found("element", &e.key)),
+                        None => {}
+                    },
                     v => return Err(NftError::unsupported(v, "element")),
                 }
             }
-            Object::Counter(c) => {
-                let exists = table.counters.contains_key(&c.name);
-                match verb {
-                    Verb::Add | Verb::Create => {
-                        if exists && verb == Verb::Create {
+            Object::Counter(c) => match verb {
+                Verb::Add | Verb::Create => {
+                    if table.counters.contains_key(&c.name) {
+                        if verb == Verb::Create {
                             return Err(NftError::exists("counter", &c.name));
                         }
-                        table.counters.entry(c.name.clone()).or_insert_with(|| c.clone());
+                    } else {
+                        table.counters.insert(c.name.clone(), c.clone());
+                        undo.push(Undo::Counter(c.name.clone(), None));
                     }
-                    Verb::Reset => {
-                        if !exists {
-                            return Err(NftError::not_found("counter", &c.name));
-                        }
-                    }
-                    Verb::Delete | Verb::Destroy => {
-                        if !exists && verb == Verb::Delete {
-                            return Err(NftError::not_found("counter", &c.name));
-                        }
-                        table.counters.remove(&c.name);
-                    }
-                    v => return Err(NftError::unsupported(v, "counter")),
                 }
-            }
+                Verb::Reset => {
+                    if !table.counters.contains_key(&c.name) {
+                        return Err(NftError::not_found("counter", &c.name));
+                    }
+                }
+                Verb::Delete | Verb::Destroy => match table.counters.remove(&c.name) {
+                    Some(old) => undo.push(Undo::Counter(c.name.clone(), Some(old))),
+                    None if verb == Verb::Delete => return Err(NftError::not_found("counter", &c.name)),
+                    None => {}
+                },
+                v => return Err(NftError::unsupported(v, "counter")),
+            },
         }
         Ok(())
     }
