@@ -40,7 +40,8 @@ pub fn norm_nft(text: &str) -> Vec<String> {
 
 /// Whether the text holds an `add table` line.
 pub fn has_table(text: &str) -> bool {
-    text.lines().any(|l| l.trim().split(' ').take(2).eq(["add", "table"]))
+    text.lines()
+        .any(|l| l.trim().split(' ').take(2).eq(["add", "table"]))
 }
 
 /// The rules of one chain, in order (`diffNFTablesChain`).
@@ -56,7 +57,9 @@ pub fn scope(text: &str, chain: &str) -> Vec<String> {
 
 /// `Transaction.NumOperations()` of a printed transaction.
 pub fn operations(text: &str) -> usize {
-    text.split('\n').filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')).count()
+    text.split('\n')
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .count()
 }
 
 /// A short description of the first differences between two normalised texts.
@@ -66,8 +69,16 @@ pub fn diff(got: &[String], want: &[String], what: &str) -> String {
     let missing: Vec<&&String> = w.difference(&g).take(5).collect();
     let extra: Vec<&&String> = g.difference(&w).take(5).collect();
     if missing.is_empty() && extra.is_empty() {
-        let at = got.iter().zip(want).position(|(a, b)| a != b).unwrap_or(got.len().min(want.len()));
-        return format!("{what}: same lines, different order or count (first difference at line {at}; {} vs {} lines)", got.len(), want.len());
+        let at = got
+            .iter()
+            .zip(want)
+            .position(|(a, b)| a != b)
+            .unwrap_or(got.len().min(want.len()));
+        return format!(
+            "{what}: same lines, different order or count (first difference at line {at}; {} vs {} lines)",
+            got.len(),
+            want.len()
+        );
     }
     format!("{what} differ:\n  missing: {missing:?}\n  unexpected: {extra:?}")
 }
