@@ -1,3 +1,24 @@
-//! The iptables, nftables and IPVS rule sets kube-proxy would program, as data and as text.
+//! # svcnet-rules
+//!
+//! The iptables, nftables and IPVS rule sets kube-proxy v1.37.2 would program, as data and as
+//! text.
+//!
+//! - [`ProxyModel`]: what the proxier of one IP family on one node knows about each service
+//!   port (ClusterIP, NodePort, externalIPs, LoadBalancer VIPs, source ranges, affinity,
+//!   traffic policies, health-check node port) with the endpoints it uses there (cluster,
+//!   local, all locally reachable), built from Services, EndpointSlices and the node's
+//!   [`ProxyConfig`]. Every backend builds on it.
+//! - [`nftables`]: kube-proxy's nftables mode: a typed knftables-like object model, the
+//!   proxier's full and partial syncs as transactions, the rule set as knftables dumps it.
+//!
+//! Pure: no I/O, no clock, no randomness.
 
+mod error;
 pub mod nftables;
+pub mod proxy;
+
+pub use error::RulesError;
+pub use proxy::{
+    Endpoint, HostAddress, HostInterface, LocalDetector, LocalDetectorMode, NodePortAddresses, Protocol,
+    ProxyConfig, ProxyModel, ServicePortInfo, ServicePortName,
+};
