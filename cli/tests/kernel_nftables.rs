@@ -3,7 +3,6 @@
 //! `nft -c`). Skipped, loudly, when not root or when `nft` / `ip` are missing.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 use std::process::Command;
 
 use svcnet_rules::nftables::{
@@ -16,7 +15,10 @@ struct Netns(String);
 impl Netns {
     fn new(tag: &str) -> Option<Netns> {
         let name = format!("svcnet-nft-{tag}-{}", std::process::id());
-        let ok = Command::new("ip").args(["netns", "add", &name]).status().is_ok_and(|s| s.success());
+        let ok = Command::new("ip")
+            .args(["netns", "add", &name])
+            .status()
+            .is_ok_and(|s| s.success());
         ok.then(|| Netns(name))
     }
 
@@ -35,7 +37,11 @@ impl Netns {
         if out.status.success() {
             Ok(())
         } else {
-            Err(format!("nft {args:?} -f failed: {}\n--- input ---\n{}", String::from_utf8_lossy(&out.stderr), head(text)))
+            Err(format!(
+                "nft {args:?} -f failed: {}\n--- input ---\n{}",
+                String::from_utf8_lossy(&out.stderr),
+                head(text)
+            ))
         }
     }
 
@@ -47,7 +53,10 @@ impl Netns {
     }
 
     fn list(&self) -> String {
-        let out = Command::new("ip").args(["netns", "exec", &self.0, "nft", "list", "ruleset"]).output().unwrap();
+        let out = Command::new("ip")
+            .args(["netns", "exec", &self.0, "nft", "list", "ruleset"])
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 }
@@ -69,9 +78,18 @@ fn head(text: &str) -> String {
 }
 
 fn usable() -> bool {
-    let root = Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let nft = Command::new("nft").arg("--version").output().is_ok_and(|o| o.status.success());
-    let ip = Command::new("ip").arg("-V").output().is_ok_and(|o| o.status.success());
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let nft = Command::new("nft")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let ip = Command::new("ip")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !(root && nft && ip) {
         eprintln!("SKIPPED: kernel nftables tests need root, nft and ip (root={root}, nft={nft}, ip={ip})");
         return false;
@@ -80,15 +98,33 @@ fn usable() -> bool {
 }
 
 fn ep(ip: &str, local: bool) -> NftEndpoint {
-    NftEndpoint { ip: ip.parse().unwrap(), port: 8080, is_local: local }
+    NftEndpoint {
+        ip: ip.parse().unwrap(),
+        port: 8080,
+        is_local: local,
+    }
 }
 
 /// A service port with the given endpoints; `kind` picks the Service's shape.
 fn port(name: &str, n: u8, kind: &str, eps: Vec<NftEndpoint>) -> NftServicePort {
     let (node_port, eip, lb, ranges, affinity, etp_local) = match kind {
         "nodeport" => (30000 + u16::from(n), vec![], vec![], vec![], None, false),
-        "lb" => (31000 + u16::from(n), vec![], vec![format!("198.51.100.{n}").parse().unwrap()], vec!["192.168.0.0/16".parse().unwrap()], None, false),
-        "etplocal" => (32000 + u16::from(n), vec![format!("203.0.113.{n}").parse().unwrap()], vec![], vec![], None, true),
+        "lb" => (
+            31000 + u16::from(n),
+            vec![],
+            vec![format!("198.51.100.{n}").parse().unwrap()],
+            vec!["192.168.0.0/16".parse().unwrap()],
+            None,
+            false,
+        ),
+        "etplocal" => (
+            32000 + u16::from(n),
+            vec![format!("203.0.113.{n}").parse().unwrap()],
+            vec![],
+            vec![],
+            None,
+            true,
+        ),
         "affinity" => (0, vec![], vec![], vec![], Some(10800), false),
         _ => (0, vec![], vec![], vec![], None, false),
     };
@@ -121,13 +157,28 @@ fn port(name: &str, n: u8, kind: &str, eps: Vec<NftEndpoint>) -> NftServicePort 
 fn cluster(version: u8) -> Vec<NftServicePort> {
     let second = if version == 0 { "10.1.0.2" } else { "10.1.0.9" };
     vec![
-        port("clusterip", 1, "clusterip", vec![ep("10.1.0.1", true), ep(second, false)]),
+        port(
+            "clusterip",
+            1,
+            "clusterip",
+            vec![ep("10.1.0.1", true), ep(second, false)],
+        ),
         port("single", 2, "clusterip", vec![ep("10.1.0.3", false)]),
         port("empty", 3, "clusterip", vec![]),
         port("nodeport", 4, "nodeport", vec![ep("10.1.0.4", false)]),
         port("lb", 5, "lb", vec![ep("10.1.0.5", true), ep("10.1.0.6", false)]),
-        port("etplocal", 6, "etplocal", vec![ep("10.1.0.7", true), ep("10.1.0.8", false)]),
-        port("affinity", 7, "affinity", vec![ep("10.1.0.10", true), ep("10.1.0.11", false)]),
+        port(
+            "etplocal",
+            6,
+            "etplocal",
+            vec![ep("10.1.0.7", true), ep("10.1.0.8", false)],
+        ),
+        port(
+            "affinity",
+            7,
+            "affinity",
+            vec![ep("10.1.0.10", true), ep("10.1.0.11", false)],
+        ),
     ]
 }
 
@@ -173,7 +224,9 @@ fn full_state_and_transactions_load_into_a_real_kernel() {
 
     // the whole state, as one transaction, into a fresh namespace
     let fresh = Netns::new("state").expect("ip netns add");
-    let state = p.state().to_transaction(svcnet_rules::nftables::Family::Ip, "kube-proxy");
+    let state = p
+        .state()
+        .to_transaction(svcnet_rules::nftables::Family::Ip, "kube-proxy");
     fresh.apply(&state).unwrap();
 }
 

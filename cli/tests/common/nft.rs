@@ -89,11 +89,11 @@ mod tests {
 
     #[test]
     fn sorts_like_the_runner() {
-        let t = "add rule ip t b x\nadd element ip t s { 2 }\n# c\nadd rule ip t a z\nadd rule ip t b a\nadd table ip t\nadd element ip t s { 1 }\n";
+        let t = "add rule ip t b x\nadd element ip t s { 2 }\n# c\nadd rule ip t a z\nadd rule ip t b a\nadd table ip t { comment \"c\" ; }\nadd element ip t s { 1 }\n";
         assert_eq!(
             norm_nft(t),
             vec![
-                "add table ip t",
+                "add table ip t { comment \"c\" ; }",
                 "add rule ip t a z",
                 "add rule ip t b x",
                 "add rule ip t b a",

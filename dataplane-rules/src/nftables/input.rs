@@ -2,6 +2,9 @@
 //! proxy's view of it (addresses, policies, affinity, categorized endpoints).
 
 use super::object::Family;
+use crate::RulesError;
+pub use crate::proxy::Protocol;
+use crate::proxy::{Endpoint, ProxyConfig, ServicePortInfo};
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use std::net::IpAddr;
@@ -35,6 +38,41 @@ pub struct NftConfig {
 }
 
 impl NftConfig {
+    /// The nftables proxier's settings from the node's proxy settings: NodePort addresses
+    /// default to `primary` (kube-proxy's nftables default), resolved against the host's
+    /// addresses; the localhost-NodePorts gate stays off (alpha in 1.37) unless
+    /// `localhost_nodeports_gate` is set.
+    pub fn from_proxy(config: &ProxyConfig, localhost_nodeports_gate: bool) -> Result<Self, RulesError> {
+        let npa = config.nodeport_addresses_for(true)?;
+        let family = if config.node_ip.is_ipv4() {
+            Family::Ip
+        } else {
+            Family::Ip6
+        };
+        let local_detector = match config.detector() {
+            crate::proxy::LocalDetector::Cidr(c) => Some(LocalDetector::ClusterCidr(c)),
+            _ => None,
+        };
+        let v4 = family == Family::Ip;
+        Ok(NftConfig {
+            family,
+            node_ip: config.node_ip,
+            masquerade_mark: config.masquerade_mark.clone(),
+            masquerade_all: config.masquerade_all,
+            local_detector,
+            nodeport_ips: (!npa.match_all).then(|| npa.node_ips(&config.host_addresses)),
+            service_cidrs: config
+                .service_cidrs
+                .iter()
+                .filter(|c| matches!(c, IpNet::V4(_)) == v4)
+                .map(ToString::to_string)
+                .collect(),
+            localhost_nodeports: localhost_nodeports_gate,
+            localhost_nodeport_proxy: localhost_nodeports_gate && npa.contains_ipv4_loopback && v4,
+            max_operations_per_chunk: 1000,
+        })
+    }
+
     /// Defaults for a node: kube-proxy's default mark (`0x00004000`), no detector,
     /// NodePorts on `node_ip` only (`primary`), no Service CIDRs, gate off.
     pub fn new(node_ip: IpAddr) -> Self {
@@ -93,41 +131,6 @@ fn ip_word(c: &IpNet) -> &'static str {
     if matches!(c, IpNet::V4(_)) { "ip" } else { "ip6" }
 }
 
-/// A transport protocol of a Service port.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Protocol {
-    /// TCP.
-    #[serde(rename = "TCP")]
-    Tcp,
-    /// UDP.
-    #[serde(rename = "UDP")]
-    Udp,
-    /// SCTP.
-    #[serde(rename = "SCTP")]
-    Sctp,
-}
-
-impl Protocol {
-    /// Lower case, as nftables writes it (`tcp`).
-    pub fn lower(self) -> &'static str {
-        match self {
-            Protocol::Tcp => "tcp",
-            Protocol::Udp => "udp",
-            Protocol::Sctp => "sctp",
-        }
-    }
-
-    /// Parses `TCP`, `UDP` or `SCTP`.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "TCP" => Some(Protocol::Tcp),
-            "UDP" => Some(Protocol::Udp),
-            "SCTP" => Some(Protocol::Sctp),
-            _ => None,
-        }
-    }
-}
-
 /// An endpoint as the rules use it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct NftEndpoint {
@@ -183,6 +186,44 @@ pub struct NftServicePort {
     pub all_locally_reachable: Vec<NftEndpoint>,
     /// Whether there is any usable endpoint.
     pub has_endpoints: bool,
+}
+
+impl From<&Endpoint> for NftEndpoint {
+    fn from(e: &Endpoint) -> Self {
+        NftEndpoint {
+            ip: e.ip,
+            port: e.port,
+            is_local: e.is_local,
+        }
+    }
+}
+
+impl From<&ServicePortInfo> for NftServicePort {
+    fn from(p: &ServicePortInfo) -> Self {
+        let eps = |v: &[Endpoint]| v.iter().map(NftEndpoint::from).collect::<Vec<_>>();
+        NftServicePort {
+            namespace: p.name.namespace.clone(),
+            name: p.name.name.clone(),
+            port_name: p.name.port.clone(),
+            protocol: p.protocol,
+            cluster_ip: p.cluster_ip,
+            port: p.port,
+            node_port: p.node_port,
+            external_ips: p.external_ips.clone(),
+            load_balancer_vips: p.load_balancer_vips.clone(),
+            source_ranges: p.load_balancer_source_ranges.clone(),
+            affinity_timeout: p.session_affinity_timeout,
+            internal_policy_local: p.internal_policy_local,
+            external_policy_local: p.external_policy_local,
+            externally_accessible: p.externally_accessible(),
+            uses_cluster_endpoints: p.uses_cluster_endpoints(),
+            uses_local_endpoints: p.uses_local_endpoints(),
+            cluster_endpoints: eps(&p.cluster_endpoints),
+            local_endpoints: eps(&p.local_endpoints),
+            all_locally_reachable: eps(&p.all_locally_reachable),
+            has_endpoints: p.has_endpoints,
+        }
+    }
 }
 
 impl NftServicePort {

@@ -117,11 +117,29 @@ enum Undo {
     Counter(String, Option<Counter>),
 }
 
-/// The rule set: tables by family and name.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// The rule set: tables by family and name. Serialized as a list of tables, each with
+/// its `family` and `name`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct State {
     /// Tables by (family, name).
     pub tables: BTreeMap<(Family, String), TableState>,
+}
+
+impl Serialize for State {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Named<'a> {
+            family: Family,
+            name: &'a str,
+            #[serde(flatten)]
+            table: &'a TableState,
+        }
+        s.collect_seq(self.tables.iter().map(|((family, name), table)| Named {
+            family: *family,
+            name,
+            table,
+        }))
+    }
 }
 
 impl State {

@@ -1,0 +1,224 @@
+//! `svcnet rules --backend nftables`: kube-proxy v1.37.2's nftables proxier replayed over
+//! the history of states, as kube-oracle replays it: the first sync full, later ones
+//! partial (only the Services whose service ports or endpoints changed are rewritten)
+//! unless the node's zone label changed; `--prior-aged` lets the stale-chain grace period
+//! pass after its sync.
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use serde_json::json;
+use svcnet_model::{Node, ObjectMeta};
+use svcnet_rules::nftables::{NftConfig, NftProxier, NftServicePort, SyncOutput};
+use svcnet_rules::{ProxyConfig, ProxyModel};
+use svcnet_topology::{EndpointTable, SelectOptions};
+
+use super::{Args, Print, Step};
+use crate::error::CliError;
+use crate::output::{Format, print_json, print_text};
+
+const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+
+/// What kube-proxy's change trackers compare for one Service: its service ports
+/// (`BaseServicePortInfo`) and its endpoints (`BaseEndpointInfo`, hints included). A
+/// Service whose fingerprint changed is rewritten by the next partial sync.
+fn fingerprints(model: &ProxyModel, step: &Step, config: &ProxyConfig) -> HashMap<String, String> {
+    let mut out: HashMap<String, String> = HashMap::new();
+    for p in &model.ports {
+        let s = out
+            .entry(format!("{}/{}", p.name.namespace, p.name.name))
+            .or_default();
+        let _ = write!(
+            s,
+            "P{:?}|{}|{}|{}|{:?}|{:?}|{:?}|{:?}|{}|{}|{};",
+            p.name,
+            p.cluster_ip,
+            p.port,
+            p.node_port,
+            p.load_balancer_vips,
+            p.session_affinity_timeout,
+            p.external_ips,
+            p.load_balancer_source_ranges,
+            p.health_check_node_port,
+            p.external_policy_local,
+            p.internal_policy_local
+        );
+    }
+    let options = SelectOptions {
+        node_hints: config.node_hints,
+    };
+    let table = EndpointTable::build(
+        &step.set.endpoint_slices,
+        &config.node_name,
+        model.family,
+        &options,
+    );
+    for (name, eps) in table.iter() {
+        let s = out
+            .entry(format!("{}/{}", name.namespace, name.name))
+            .or_default();
+        let _ = write!(s, "E{}|{}:", name.port, name.protocol);
+        for e in eps {
+            let mut zones: Vec<&str> = e.zone_hints.iter().map(|z| z.name.as_str()).collect();
+            zones.sort_unstable();
+            zones.dedup();
+            let mut nodes: Vec<&str> = if options.node_hints {
+                e.node_hints.iter().map(|n| n.name.as_str()).collect()
+            } else {
+                Vec::new()
+            };
+            nodes.sort_unstable();
+            nodes.dedup();
+            let _ = write!(
+                s,
+                "{}|{}|{}|{}|{}|{:?}|{:?},",
+                e.addr(),
+                e.is_local,
+                e.ready,
+                e.serving,
+                e.terminating,
+                zones,
+                nodes
+            );
+        }
+        s.push(';');
+    }
+    out
+}
+
+fn changed(prev: &HashMap<String, String>, cur: &HashMap<String, String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (k, v) in cur {
+        if prev.get(k) != Some(v) {
+            out.insert(k.clone());
+        }
+    }
+    for k in prev.keys() {
+        if !cur.contains_key(k) {
+            out.insert(k.clone());
+        }
+    }
+    out
+}
+
+/// `--service-cidrs` plus the ServiceCIDR objects of the state, without repeats.
+fn service_cidrs(config: &ProxyConfig, step: &Step) -> Vec<String> {
+    let mut all: Vec<String> = config.service_cidrs.iter().map(ToString::to_string).collect();
+    for sc in &step.set.service_cidrs {
+        for c in sc
+            .spec
+            .as_ref()
+            .and_then(|s| s.cidrs.as_ref())
+            .into_iter()
+            .flatten()
+        {
+            all.push(c.clone());
+        }
+    }
+    let mut seen = BTreeSet::new();
+    all.retain(|c| seen.insert(c.clone()));
+    all
+}
+
+/// Runs the nftables backend over the history and prints the last sync.
+pub fn run(args: &Args, config: &ProxyConfig, steps: &[Step]) -> Result<ExitCode, CliError> {
+    let gate = args.localhost_nodeports.unwrap_or(false);
+    let base = NftConfig::from_proxy(config, gate).map_err(|e| CliError::Usage(e.to_string()))?;
+    let v4 = config.node_ip.is_ipv4();
+    let mut proxier = NftProxier::new(base);
+    let mut zone: Option<String> = None; // the node's zone label as last seen (NodeTopologyConfig)
+    let mut prev: HashMap<String, String> = HashMap::new();
+    let mut last: Option<SyncOutput> = None;
+    for step in steps {
+        if let Some(node) = step
+            .set
+            .nodes
+            .iter()
+            .find(|n| n.metadata.name() == config.node_name)
+        {
+            let z = node
+                .metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(ZONE_LABEL))
+                .cloned();
+            if z != zone {
+                zone = z;
+                proxier.request_full_sync();
+            }
+        }
+        let cidrs: Vec<String> = service_cidrs(config, step)
+            .into_iter()
+            .filter(|c| {
+                c.parse::<ipnet::IpNet>()
+                    .is_ok_and(|n| matches!(n, ipnet::IpNet::V4(_)) == v4)
+            })
+            .collect();
+        proxier.set_service_cidrs(cidrs);
+        let node = Node {
+            metadata: ObjectMeta {
+                name: Some(config.node_name.clone()),
+                labels: zone.as_ref().map(|z| [(ZONE_LABEL.to_owned(), z.clone())].into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let model = ProxyModel::build(&step.set.services, &step.set.endpoint_slices, Some(&node), config);
+        let ports: Vec<NftServicePort> = model.ports.iter().map(NftServicePort::from).collect();
+        let cur = fingerprints(&model, step, config);
+        let diff = changed(&prev, &cur);
+        let out = match proxier.sync(&ports, Some(&diff)) {
+            Ok(o) => o,
+            Err(e) => {
+                eprintln!("svcnet: rules: the nftables sync failed: {e}");
+                return Ok(ExitCode::from(1));
+            }
+        };
+        if step.aged {
+            proxier.age_stale_chains();
+        }
+        prev = cur;
+        last = Some(out);
+    }
+    let Some(out) = last else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let transaction_text = || {
+        if args.nft_max_operations == 0 {
+            return out.main.render();
+        }
+        let chunks = out.main.chunks(args.nft_max_operations);
+        let mut t = String::new();
+        for (i, c) in chunks.iter().enumerate() {
+            let _ = writeln!(
+                t,
+                "# chunk {}/{} ({} operations)",
+                i + 1,
+                chunks.len(),
+                c.num_operations()
+            );
+            c.render_into(&mut t);
+        }
+        t
+    };
+    match args.output {
+        Format::Json => print_json(&json!({
+            "backend": "nftables",
+            "kube_proxy": "v1.37.2",
+            "family": out.main.family,
+            "table": out.main.table,
+            "full": out.full,
+            "operations": out.main.num_operations(),
+            "transaction": out.main,
+            "stale_deletion": out.stale_deletion,
+            "state": proxier.state(),
+            "text": {"transaction": transaction_text(), "state": proxier.state().dump()},
+        }))?,
+        Format::Text => match args.print {
+            Print::Transaction => print_text(&transaction_text())?,
+            Print::State => print_text(&proxier.state().dump())?,
+        },
+    }
+    Ok(ExitCode::SUCCESS)
+}
