@@ -10,20 +10,30 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use svcnet_rules::nftables::{LocalDetector, NftConfig, NftEndpoint, NftProxier, NftServicePort, Protocol, ServiceUpdate};
+use svcnet_rules::nftables::{
+    LocalDetector, NftConfig, NftEndpoint, NftProxier, NftServicePort, Protocol, ServiceUpdate,
+};
 
 const SERVICES: usize = 10_000;
 const ENDPOINTS: usize = 10;
 
 fn endpoint(n: usize) -> NftEndpoint {
     let ip = format!("10.{}.{}.{}", 128 + ((n >> 16) & 63), (n >> 8) & 255, n & 255);
-    NftEndpoint { ip: ip.parse().unwrap(), port: 80, is_local: false }
+    NftEndpoint {
+        ip: ip.parse().unwrap(),
+        port: 80,
+        is_local: false,
+    }
 }
 
 fn port(i: usize, changed: bool) -> NftServicePort {
     let mut eps: Vec<NftEndpoint> = (0..ENDPOINTS)
         .map(|j| {
-            let n = if changed && i == 0 && j == 0 { SERVICES * ENDPOINTS + 1 } else { i * ENDPOINTS + j };
+            let n = if changed && i == 0 && j == 0 {
+                SERVICES * ENDPOINTS + 1
+            } else {
+                i * ENDPOINTS + j
+            };
             endpoint(n)
         })
         .collect();
@@ -76,13 +86,27 @@ fn bench(c: &mut Criterion) {
     let versions = [vec![port(0, true)], vec![port(0, false)]];
     let mut flip = 0usize;
     let svc = format!("{}/{}", ports[0].namespace, ports[0].name);
-    let first = p.sync_partial(&[ServiceUpdate { service: &svc, ports: &versions[0] }]).unwrap();
-    eprintln!("one-endpoint transaction: {} operations\n{}", first.main.num_operations(), first.main);
+    let first = p
+        .sync_partial(&[ServiceUpdate {
+            service: &svc,
+            ports: &versions[0],
+        }])
+        .unwrap();
+    eprintln!(
+        "one-endpoint transaction: {} operations\n{}",
+        first.main.num_operations(),
+        first.main
+    );
     g.sample_size(100);
     g.bench_function("partial/10000svc-10ep", |b| {
         b.iter(|| {
             flip ^= 1;
-            let out = p.sync_partial(&[ServiceUpdate { service: &svc, ports: &versions[flip] }]).unwrap();
+            let out = p
+                .sync_partial(&[ServiceUpdate {
+                    service: &svc,
+                    ports: &versions[flip],
+                }])
+                .unwrap();
             black_box(out.main.render().len())
         })
     });
