@@ -244,6 +244,15 @@ impl NftProxier {
 
     /// A full sync of every service port.
     pub fn sync_full(&mut self, ports: &[NftServicePort]) -> Result<SyncOutput, NftError> {
+        let r = self.full_inner(ports);
+        if r.is_err() {
+            // the element store may be half updated: the next sync re-reads the kernel
+            self.need_full_sync = true;
+        }
+        r
+    }
+
+    fn full_inner(&mut self, ports: &[NftServicePort]) -> Result<SyncOutput, NftError> {
         let stale_deletion = self.delete_aged_chains();
         let mut tx = Transaction::new(self.config.family, TABLE);
         self.setup(&mut tx)?;
@@ -353,6 +362,14 @@ impl NftProxier {
             let all: Vec<NftServicePort> = updates.iter().flat_map(|u| u.ports.iter().cloned()).collect();
             return self.sync_full(&all);
         }
+        let r = self.partial_inner(updates);
+        if r.is_err() {
+            self.need_full_sync = true;
+        }
+        r
+    }
+
+    fn partial_inner(&mut self, updates: &[ServiceUpdate<'_>]) -> Result<SyncOutput, NftError> {
         let stale_deletion = self.delete_aged_chains();
         let mut tx = Transaction::new(self.config.family, TABLE);
         let mut old_keys: Vec<(u8, String)> = Vec::new();
