@@ -35,7 +35,7 @@ enum Command {
     Hints(cmd::hints::Args),
     /// The endpoints the proxy on one node would use for each service port.
     Endpoints(cmd::endpoints::Args),
-    /// The rule set kube-proxy would program on one node (iptables, nftables, IPVS).
+    /// The iptables, nftables or IPVS rules kube-proxy would program on one node.
     Rules(cmd::rules::Args),
     /// The DNS records a cluster DNS server serves.
     Dns(cmd::dns::Args),

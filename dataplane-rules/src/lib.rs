@@ -10,10 +10,14 @@
 //!   [`ProxyConfig`]. Every backend builds on it.
 //! - [`nftables`]: kube-proxy's nftables mode: a typed knftables-like object model, the
 //!   proxier's full and partial syncs as transactions, the rule set as knftables dumps it.
+//! - [`iptables`]: the iptables backend — the restore payload of a full or partial sync as
+//!   typed data and as `iptables-restore` text, and the tables it leaves (`iptables-save`).
 //!
 //! Pure: no I/O, no clock, no randomness.
 
 mod error;
+pub mod hash;
+pub mod iptables;
 pub mod nftables;
 pub mod proxy;
 

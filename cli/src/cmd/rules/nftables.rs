@@ -14,7 +14,7 @@ use svcnet_rules::nftables::{NftConfig, NftProxier, NftServicePort, SyncOutput};
 use svcnet_rules::{ProxyConfig, ProxyModel};
 use svcnet_topology::{EndpointTable, SelectOptions};
 
-use super::{Args, Print, Step};
+use super::{Args, History, Print, Step};
 use crate::error::CliError;
 use crate::output::{Format, print_json, print_text};
 
@@ -49,7 +49,7 @@ fn fingerprints(model: &ProxyModel, step: &Step, config: &ProxyConfig) -> HashMa
         node_hints: config.node_hints,
     };
     let table = EndpointTable::build(
-        &step.set.endpoint_slices,
+        &step.objects.endpoint_slices,
         &config.node_name,
         model.family,
         &options,
@@ -105,7 +105,7 @@ fn changed(prev: &HashMap<String, String>, cur: &HashMap<String, String>) -> BTr
 /// `--service-cidrs` plus the ServiceCIDR objects of the state, without repeats.
 fn service_cidrs(config: &ProxyConfig, step: &Step) -> Vec<String> {
     let mut all: Vec<String> = config.service_cidrs.iter().map(ToString::to_string).collect();
-    for sc in &step.set.service_cidrs {
+    for sc in &step.objects.service_cidrs {
         for c in sc
             .spec
             .as_ref()
@@ -121,9 +121,19 @@ fn service_cidrs(config: &ProxyConfig, step: &Step) -> Vec<String> {
     all
 }
 
+/// `--localhost-nodeports` is, for nftables, the alpha `KubeProxyNFTablesLocalhostNodePorts`
+/// gate: off unless the flag is given (the shared flag defaults to iptables' `true`, so
+/// whether it was given is read back from the process arguments).
+fn localhost_nodeports_gate(args: &Args) -> bool {
+    let given =
+        std::env::args().any(|a| a == "--localhost-nodeports" || a.starts_with("--localhost-nodeports="));
+    given && args.localhost_nodeports
+}
+
 /// Runs the nftables backend over the history and prints the last sync.
-pub fn run(args: &Args, config: &ProxyConfig, steps: &[Step]) -> Result<ExitCode, CliError> {
-    let gate = args.localhost_nodeports.unwrap_or(false);
+pub fn run(args: &Args, config: &ProxyConfig, history: &History) -> Result<ExitCode, CliError> {
+    let steps = &history.steps;
+    let gate = localhost_nodeports_gate(args);
     let base = NftConfig::from_proxy(config, gate).map_err(|e| CliError::Usage(e.to_string()))?;
     let v4 = config.node_ip.is_ipv4();
     let mut proxier = NftProxier::new(base);
@@ -132,7 +142,7 @@ pub fn run(args: &Args, config: &ProxyConfig, steps: &[Step]) -> Result<ExitCode
     let mut last: Option<SyncOutput> = None;
     for step in steps {
         if let Some(node) = step
-            .set
+            .objects
             .nodes
             .iter()
             .find(|n| n.metadata.name() == config.node_name)
@@ -164,7 +174,12 @@ pub fn run(args: &Args, config: &ProxyConfig, steps: &[Step]) -> Result<ExitCode
             },
             ..Default::default()
         };
-        let model = ProxyModel::build(&step.set.services, &step.set.endpoint_slices, Some(&node), config);
+        let model = ProxyModel::build(
+            &step.objects.services,
+            &step.objects.endpoint_slices,
+            Some(&node),
+            config,
+        );
         let ports: Vec<NftServicePort> = model.ports.iter().map(NftServicePort::from).collect();
         let cur = fingerprints(&model, step, config);
         let diff = changed(&prev, &cur);
