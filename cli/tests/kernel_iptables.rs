@@ -187,6 +187,10 @@ fn rules(dir: &std::path::Path, print: &str, prior: &[&Value], input: &Value) ->
         "0x4000",
         "--host-addresses",
         "lo=127.0.0.1/8;eth0=192.168.0.2/24",
+        // kube-proxy creates its nfacct counters over netlink before it restores rules that
+        // name them; this node has no such counters, so the rules must not use them.
+        "--nfacct",
+        "false",
     ]
     .iter()
     .map(|s| s.to_string())

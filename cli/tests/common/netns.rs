@@ -269,6 +269,10 @@ impl Node {
         ])?;
         must(&["ip", "-n", &c, "link", "set", "eth0", "up"])?;
         must(&["ip", "-n", &c, "route", "add", "default", "via", NODE_IP])?;
+        // Like a real node, a default route (to the client's namespace, which routes nowhere):
+        // without one, traffic to a ClusterIP with no DNAT fails routing (ENETUNREACH) before
+        // the filter rules can REJECT it, and the node's own connections fail before OUTPUT.
+        must(&["ip", "-n", &n, "route", "add", "default", "via", CLIENT_IP])?;
         Ok(node)
     }
 
