@@ -240,6 +240,47 @@ def candidates(case):
                             addrs.append(a)
     for a in addrs:
         yield case.map_slices(lambda o: dict(o, endpoints=[e for e in (o.get('endpoints') or []) if a not in e.get('addresses', [])]))
+    # Service fields, one at a time (in every state)
+    def edit_svc(k, f):
+        return case.map_items(lambda o: f(copy.deepcopy(o)) if o.get('kind') == 'Service' and _svc_key(o) == k else o)
+
+    def without(key, reset=None):
+        def f(o):
+            if key == 'status':
+                o.pop('status', None)
+            elif reset is None:
+                o['spec'].pop(key, None)
+            elif key in o['spec']:
+                o['spec'][key] = reset
+                if key == 'sessionAffinity':
+                    o['spec'].pop('sessionAffinityConfig', None)
+            return o
+        return f
+
+    for k in keys:
+        for key, reset in (('status', None), ('externalIPs', None), ('loadBalancerSourceRanges', None),
+                           ('trafficDistribution', None), ('healthCheckNodePort', None),
+                           ('sessionAffinity', 'None'), ('internalTrafficPolicy', 'Cluster'),
+                           ('externalTrafficPolicy', 'Cluster')):
+            c = edit_svc(k, without(key, reset))
+            if c.states != case.states:
+                yield c
+        nports = max((len(o['spec'].get('ports') or []) for s in case.states for o in _items(s)
+                      if o.get('kind') == 'Service' and _svc_key(o) == k), default=0)
+        for i in range(nports if nports > 1 else 0):
+            def drop_port(o, i=i):
+                ps = o['spec'].get('ports') or []
+                if i < len(ps):
+                    del ps[i]
+                return o
+            yield edit_svc(k, drop_port)
+    # endpoint hints and zones
+    def strip_ep(field):
+        return lambda o: dict(o, endpoints=[{k: v for k, v in e.items() if k != field} for e in (o.get('endpoints') or [])])
+    for field in ('hints', 'zone'):
+        c = case.map_slices(strip_ep(field))
+        if c.states != case.states:
+            yield c
     # optional settings (flag and value, or a bare flag)
     i = 0
     while i < len(case.args):
@@ -268,6 +309,16 @@ def _map_slices(self, f):
     return Case(self.seed, self.args, states, self.aged)
 
 
+def _map_items(self, f):
+    states = []
+    for s in self.states:
+        s = dict(s)
+        s['items'] = [f(o) for o in _items(s)]
+        states.append(s)
+    return Case(self.seed, self.args, states, self.aged)
+
+
+Case.map_items = _map_items
 Case.replace_items = _replace_items
 Case.map_slices = _map_slices
 
@@ -282,11 +333,14 @@ def shrink(opts, case, mode, tmp, budget):
     best, diff = case, compare(opts, case, mode, tmp)
     tries = 0
     changed = True
+    seen = {json.dumps([best.args, best.aged, best.states], sort_keys=True)}
     while changed and tries < budget:
         changed = False
         for c in candidates(best):
-            if size(c) >= size(best):
+            key = json.dumps([c.args, c.aged, c.states], sort_keys=True)
+            if size(c)[:4] > size(best)[:4] or key in seen:
                 continue
+            seen.add(key)
             tries += 1
             r = compare(opts, c, mode, tmp)
             if r and r[0] == 'differ':
