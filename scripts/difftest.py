@@ -377,6 +377,51 @@ def check_seed(opts, seed):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def record(opts, seed, d):
+    """Writes seed's case with kube-oracle's output as the expectation, in the conformance-case
+    format (`cli/tests/conformance/<area>/*.json`): iptables/ipvs the transaction, nftables the
+    state and the last transaction."""
+    tmp = tempfile.mkdtemp(prefix=f'difftest-rec-{seed}-')
+    try:
+        gdir = os.path.join(tmp, 'gen')
+        rc, _, err = run([opts.testgen, str(seed), gdir], 60)
+        if rc != 0:
+            return f'generator failed: {err.strip()}'
+        case = Case.load(seed, gdir)
+        files = case.write(os.path.join(tmp, 'run'))
+        out = {}
+        for mode in (('json',) if opts.backend == 'ipvs' else ('transaction', 'state')):
+            rc, text, err = run([opts.oracle] + case.argv(opts.backend, files, mode), opts.timeout)
+            if rc != 0:
+                return f'kube-oracle failed: {err.strip()[:200]}'
+            out[mode] = text
+        if opts.backend == 'iptables':
+            expect = {'format': 'iptables-restore', 'text': out['transaction']}
+        elif opts.backend == 'nftables':
+            expect = {'format': 'nft', 'text': out['state'], 'transaction': out['transaction']}
+        else:
+            expect = {'format': 'ipvs-json', 'data': json.loads(out['json'])}
+        name = f'{opts.backend}-difftest-{seed}'
+        doc = {
+            'case': name,
+            'from': f'kube-proxy v1.37.2 (kube-oracle), svcnet-testgen seed {seed} (scripts/difftest.py --record)',
+            'subcommand': 'rules',
+            'covers': case.covers,
+            'args': ['--backend', opts.backend] + case.args,
+            'prior': [dict({'input': st}, **({'then': 'age-stale-chains'} if aged else {}))
+                      for st, aged in zip(case.states[:-1], case.aged)],
+            'input': case.states[-1],
+            'expect': expect,
+        }
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, name + '.json'), 'w') as f:
+            json.dump(doc, f, indent=1)
+            f.write('\n')
+        return None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def reproduce_cmd(opts, case, mode, d):
     files = [os.path.join(d, f'state-{i}.json') for i in range(len(case.states))]
     a = ' '.join(_q(x) for x in case.argv(opts.backend, files, mode))
@@ -401,13 +446,23 @@ def main():
     ap.add_argument('--no-shrink', action='store_true')
     ap.add_argument('--shrink-budget', type=int, default=400, help='most comparisons spent shrinking')
     ap.add_argument('--keep', help='write the (minimised) first difference into this directory')
+    ap.add_argument('--record', metavar='DIR', help="write each seed's case with kube-oracle's output as a conformance case into DIR (no comparison)")
     ap.add_argument('--timeout', type=float, default=120)
     ap.add_argument('--diff-lines', type=int, default=40)
     opts = ap.parse_args()
-    for what in ('svcnet', 'testgen', 'oracle'):
+    for what in ('testgen', 'oracle') + (() if opts.record else ('svcnet',)):
         if not os.path.exists(getattr(opts, what)):
             sys.exit(f'difftest: {what} not found at {getattr(opts, what)} (build it, or pass --{what})')
     seeds = [opts.seed] if opts.seed is not None else list(parse_seeds(opts.seeds))
+    if opts.record:
+        bad = 0
+        for seed in seeds:
+            why = record(opts, seed, opts.record)
+            if why:
+                bad += 1
+                print(f'seed {seed}: not recorded: {why}', file=sys.stderr)
+        print(f'recorded {len(seeds) - bad} of {len(seeds)} seeds into {opts.record}')
+        return 1 if bad else 0
     if not CONF:
         print('note: conformance.py not found; using the built-in normalisation', file=sys.stderr)
     counts = {'ok': 0, 'differ': 0, 'oracle-failed': 0, 'gen-failed': 0}
