@@ -551,6 +551,24 @@ pub fn all_answered(what: &str, probes: &[Probe]) -> Result<(), String> {
     }
 }
 
+/// Deletes namespaces left by earlier runs that were killed before their `Drop` ran (named
+/// `svkPID-...` for a process that no longer exists).
+fn remove_stale_namespaces() {
+    let list = must(&["ip", "netns", "list"]).unwrap_or_default();
+    for name in list.lines().filter_map(|l| l.split_whitespace().next()) {
+        let Some(pid) = name
+            .strip_prefix("svk")
+            .and_then(|r| r.split('-').next())
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = must(&["ip", "netns", "del", name]);
+        }
+    }
+}
+
 /// A check of a kernel suite: a name and a function of the shared fixture.
 pub type Check<F> = (&'static str, fn(&mut F) -> Result<(), String>);
 
@@ -597,6 +615,7 @@ pub fn run_suite<F>(
         );
         return;
     }
+    remove_stale_namespaces();
     let mut fixture = match setup() {
         Ok(f) => f,
         Err(e) => {
