@@ -1,6 +1,53 @@
-//! Real-kernel tests of the nftables backend: svcnet's rule sets and transactions are
-//! loaded with the real `nft -f` into a fresh network namespace (and checked first with
-//! `nft -c`). Skipped, loudly, when not root or when `nft` / `ip` are missing.
+//! Real-kernel tests of the nftables backend.
+//!
+//! 1. The shared kernel suite (`common/kernel_suite.rs`): `svcnet rules --backend nftables`
+//!    output loaded with the real `nft -f` (each text checked first with `nft -c`) into a
+//!    node built from network namespaces, checked with real TCP and UDP connections, the
+//!    partial sync's transaction applied on top of the live rule set.
+//! 2. Transactions of the library's proxier: a full sync, an incremental one on the live
+//!    rule set, a Service removal with its stale chain deleted after the grace period in a
+//!    separate transaction, a full resync, the whole state loaded into a fresh namespace,
+//!    and a full sync split into chunks applied one after the other; `nft -c` accepts each.
+//!
+//! A `harness = false` test: it prints `SKIPPED` (and counts the checks as skipped, not
+//! passed) where it cannot run: not root, or no `ip`, `python3` or `nft`.
+
+#[path = "common/kernel_suite.rs"]
+mod kernel_suite;
+#[path = "common/netns.rs"]
+mod netns;
+
+static NFTABLES: kernel_suite::Backend = kernel_suite::Backend {
+    name: "nftables",
+    tools: &["nft"],
+    extra_args: &[],
+    load_state: |node, text| nft_checked(node, text),
+    apply_transaction: |node, text| nft_checked(node, text),
+};
+
+/// `nft -c -f -` (check only), then `nft -f -`.
+fn nft_checked(node: &netns::Node, text: &str) -> Result<(), String> {
+    node.exec(&["nft", "-c", "-f", "-"], Some(text))
+        .map_err(|e| format!("nft -c refused the text: {e}"))?;
+    node.nft(text)
+}
+
+fn main() {
+    kernel_suite::run(&NFTABLES);
+    netns::run_suite(
+        "kernel_nftables_transactions",
+        &["nft"],
+        || Ok(()),
+        &[
+            ("full_state_and_transactions_load_into_a_real_kernel", |_| {
+                full_state_and_transactions()
+            }),
+            ("chunked_transaction_loads_into_a_real_kernel", |_| {
+                chunked_transaction()
+            }),
+        ],
+    );
+}
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -75,26 +122,6 @@ fn rand_suffix() -> usize {
 
 fn head(text: &str) -> String {
     text.lines().take(40).collect::<Vec<_>>().join("\n")
-}
-
-fn usable() -> bool {
-    let root = Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    let nft = Command::new("nft")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let ip = Command::new("ip")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !(root && nft && ip) {
-        eprintln!("SKIPPED: kernel nftables tests need root, nft and ip (root={root}, nft={nft}, ip={ip})");
-        return false;
-    }
-    true
 }
 
 fn ep(ip: &str, local: bool) -> NftEndpoint {
@@ -189,60 +216,62 @@ fn config() -> NftConfig {
     c
 }
 
-#[test]
-fn full_state_and_transactions_load_into_a_real_kernel() {
-    if !usable() {
-        return;
-    }
-    let ns = Netns::new("full").expect("ip netns add");
+fn check(ok: bool, what: &str) -> Result<(), String> {
+    if ok { Ok(()) } else { Err(what.to_owned()) }
+}
+
+fn full_state_and_transactions() -> Result<(), String> {
+    let e = |e: svcnet_rules::nftables::NftError| e.to_string();
+    let ns = Netns::new("full").ok_or("ip netns add")?;
     let mut p = NftProxier::new(config());
-    let first = p.sync_full(&cluster(0)).unwrap();
-    ns.apply(&first.main).unwrap();
+    let first = p.sync_full(&cluster(0)).map_err(e)?;
+    ns.apply(&first.main)?;
     // an incremental transaction on the live rule set: one endpoint changed
     let changed: BTreeSet<String> = ["ns/clusterip".to_owned()].into();
-    let out = p.sync(&cluster(1), Some(&changed)).unwrap();
-    assert!(!out.full);
-    assert!(out.main.num_operations() <= 10, "{}", out.main);
-    ns.apply(&out.main).unwrap();
+    let out = p.sync(&cluster(1), Some(&changed)).map_err(e)?;
+    check(
+        !out.full && out.main.num_operations() <= 10,
+        &format!("a small partial sync:\n{}", out.main),
+    )?;
+    ns.apply(&out.main)?;
     // a Service removed: its chain is flushed, later deleted in a separate transaction
     let mut fewer = cluster(1);
     fewer.retain(|p| p.name != "affinity");
     let removed: BTreeSet<String> = ["ns/affinity".to_owned()].into();
-    let out = p.sync(&fewer, Some(&removed)).unwrap();
-    ns.apply(&out.main).unwrap();
+    let out = p.sync(&fewer, Some(&removed)).map_err(e)?;
+    ns.apply(&out.main)?;
     p.age_stale_chains();
-    let out = p.sync(&fewer, Some(&BTreeSet::new())).unwrap();
-    let deletion = out.stale_deletion.expect("aged stale chains are deleted");
-    ns.apply(&deletion).unwrap();
-    ns.apply(&out.main).unwrap();
+    let out = p.sync(&fewer, Some(&BTreeSet::new())).map_err(e)?;
+    let deletion = out.stale_deletion.ok_or("aged stale chains are deleted")?;
+    ns.apply(&deletion)?;
+    ns.apply(&out.main)?;
     let listed = ns.list();
-    assert!(listed.contains("table ip kube-proxy"), "{listed}");
-    assert!(!listed.contains("ns/affinity/"), "{listed}");
+    check(listed.contains("table ip kube-proxy"), &listed)?;
+    check(
+        !listed.contains("ns/affinity/"),
+        &format!("stale chains left:\n{listed}"),
+    )?;
     // a full resync on the live rule set is accepted too
-    let again = p.sync_full(&fewer).unwrap();
-    ns.apply(&again.main).unwrap();
-
+    let again = p.sync_full(&fewer).map_err(e)?;
+    ns.apply(&again.main)?;
     // the whole state, as one transaction, into a fresh namespace
-    let fresh = Netns::new("state").expect("ip netns add");
-    let state = p
-        .state()
-        .to_transaction(svcnet_rules::nftables::Family::Ip, "kube-proxy");
-    fresh.apply(&state).unwrap();
+    let fresh = Netns::new("state").ok_or("ip netns add")?;
+    fresh.apply(
+        &p.state()
+            .to_transaction(svcnet_rules::nftables::Family::Ip, "kube-proxy"),
+    )
 }
 
-#[test]
-fn chunked_transaction_loads_into_a_real_kernel() {
-    if !usable() {
-        return;
-    }
-    let ns = Netns::new("chunks").expect("ip netns add");
+fn chunked_transaction() -> Result<(), String> {
+    let ns = Netns::new("chunks").ok_or("ip netns add")?;
     let mut p = NftProxier::new(config());
-    let first = p.sync_full(&cluster(0)).unwrap();
+    let first = p.sync_full(&cluster(0)).map_err(|e| e.to_string())?;
     let chunks = first.chunks(7);
-    assert!(chunks.len() > 5);
+    check(chunks.len() > 5, "several chunks")?;
     for c in &chunks {
-        ns.apply(c).unwrap();
+        check(c.num_operations() <= 7, "at most 7 operations per chunk")?;
+        ns.apply(c)?;
     }
     let listed = ns.list();
-    assert!(listed.contains("numgen random mod 2"), "{listed}");
+    check(listed.contains("numgen random mod 2"), &listed)
 }
