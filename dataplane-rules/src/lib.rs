@@ -8,7 +8,8 @@
 //!   traffic policies, health-check node port) with the endpoints it uses there (cluster,
 //!   local, all locally reachable), built from Services, EndpointSlices and the node's
 //!   [`ProxyConfig`]. Every backend builds on it.
-//!
+//! - [`nftables`]: kube-proxy's nftables mode: a typed knftables-like object model, the
+//!   proxier's full and partial syncs as transactions, the rule set as knftables dumps it.
 //! - [`iptables`]: the iptables backend — the restore payload of a full or partial sync as
 //!   typed data and as `iptables-restore` text, and the tables it leaves (`iptables-save`).
 //!
@@ -25,6 +26,7 @@
 mod error;
 pub mod hash;
 pub mod iptables;
+pub mod nftables;
 pub mod proxy;
 
 pub use error::RulesError;

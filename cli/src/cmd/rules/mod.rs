@@ -5,6 +5,7 @@
 //! the dispatch to the backend's module.
 
 mod iptables;
+mod nftables;
 
 use std::net::IpAddr;
 use std::process::ExitCode;
@@ -109,6 +110,11 @@ pub struct Args {
     /// Output format: text, or the typed rule set as JSON.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub output: Format,
+    /// nftables: split the printed transaction into chunks of at most N operations, each
+    /// preceded by a `# chunk I/N (K operations)` line and run as its own `nft -f` (so one
+    /// huge sync is never one huge netlink batch); 0 prints it whole.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub nft_max_operations: usize,
     /// A file of Services, EndpointSlices and Nodes (JSON or YAML), or `-` for standard input.
     pub input: String,
 }
@@ -141,13 +147,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let history = history(&args)?;
     match args.backend {
         Backend::Iptables => iptables::run(&args, &config, &history),
-        Backend::Nftables | Backend::Ipvs => Err(CliError::Usage(format!(
-            "rules --backend {}: not yet supported (only iptables is implemented)",
-            match args.backend {
-                Backend::Nftables => "nftables",
-                _ => "ipvs",
-            }
-        ))),
+        Backend::Nftables => nftables::run(&args, &config, &history),
+        Backend::Ipvs => Err(CliError::Usage(
+            "rules --backend ipvs: not yet supported".to_owned(),
+        )),
     }
 }
 

@@ -1,0 +1,119 @@
+//! Benchmarks of the nftables backend at kube-oracle's benchmark size: 10,000 ClusterIP
+//! Services (172.30.0.0/16, port p80/TCP) with 10 ready remote endpoints each
+//! (10.128.0.0/10), as `BenchmarkOracleSyncProxyRules` builds them:
+//!
+//! - `full`: a fresh proxier's full sync (the whole transaction, applied to the in-memory
+//!   rule set) and its `nft -f` text;
+//! - `partial`: endpoint 0 of Service 0 replaced and back, one partial sync each time
+//!   (and its text); the transaction has 3 operations.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use svcnet_rules::nftables::{
+    LocalDetector, NftConfig, NftEndpoint, NftProxier, NftServicePort, Protocol, ServiceUpdate,
+};
+
+const SERVICES: usize = 10_000;
+const ENDPOINTS: usize = 10;
+
+fn endpoint(n: usize) -> NftEndpoint {
+    let ip = format!("10.{}.{}.{}", 128 + ((n >> 16) & 63), (n >> 8) & 255, n & 255);
+    NftEndpoint {
+        ip: ip.parse().unwrap(),
+        port: 80,
+        is_local: false,
+    }
+}
+
+fn port(i: usize, changed: bool) -> NftServicePort {
+    let mut eps: Vec<NftEndpoint> = (0..ENDPOINTS)
+        .map(|j| {
+            let n = if changed && i == 0 && j == 0 {
+                SERVICES * ENDPOINTS + 1
+            } else {
+                i * ENDPOINTS + j
+            };
+            endpoint(n)
+        })
+        .collect();
+    eps.sort_by_cached_key(|e| format!("{}:{}", e.ip, e.port));
+    NftServicePort {
+        namespace: format!("ns-{}", i % 100),
+        name: format!("svc-{i}"),
+        port_name: "p80".into(),
+        protocol: Protocol::Tcp,
+        cluster_ip: format!("172.30.{}.{}", (i >> 8) & 255, i & 255).parse().unwrap(),
+        port: 80,
+        node_port: 0,
+        external_ips: vec![],
+        load_balancer_vips: vec![],
+        source_ranges: vec![],
+        affinity_timeout: None,
+        internal_policy_local: false,
+        external_policy_local: false,
+        externally_accessible: false,
+        uses_cluster_endpoints: true,
+        uses_local_endpoints: false,
+        cluster_endpoints: eps.clone(),
+        local_endpoints: vec![],
+        all_locally_reachable: eps,
+        has_endpoints: true,
+    }
+}
+
+/// The settings of kube-proxy's `NewFakeProxier`.
+fn config() -> NftConfig {
+    let mut c = NftConfig::new("192.168.0.2".parse().unwrap());
+    c.masquerade_mark = "0x4000".into();
+    c.local_detector = Some(LocalDetector::ClusterCidr("10.0.0.0/8".parse().unwrap()));
+    c
+}
+
+fn bench(c: &mut Criterion) {
+    let ports: Vec<NftServicePort> = (0..SERVICES).map(|i| port(i, false)).collect();
+    let mut g = c.benchmark_group("rules_nftables");
+    g.sample_size(10);
+    g.bench_function("full/10000svc-10ep", |b| {
+        // the proxier and its rule set are dropped outside the timed part
+        b.iter_with_large_drop(|| {
+            let mut p = NftProxier::new(config());
+            let out = p.sync_full(black_box(&ports)).unwrap();
+            black_box(out.main.render().len());
+            (p, out)
+        })
+    });
+    let mut p = NftProxier::new(config());
+    p.sync_full(&ports).unwrap();
+    let versions = [vec![port(0, true)], vec![port(0, false)]];
+    let mut flip = 0usize;
+    let svc = format!("{}/{}", ports[0].namespace, ports[0].name);
+    let first = p
+        .sync_partial(&[ServiceUpdate {
+            service: &svc,
+            ports: &versions[0],
+        }])
+        .unwrap();
+    eprintln!(
+        "one-endpoint transaction: {} operations\n{}",
+        first.main.num_operations(),
+        first.main
+    );
+    g.sample_size(100);
+    g.bench_function("partial/10000svc-10ep", |b| {
+        b.iter(|| {
+            flip ^= 1;
+            let out = p
+                .sync_partial(&[ServiceUpdate {
+                    service: &svc,
+                    ports: &versions[flip],
+                }])
+                .unwrap();
+            black_box(out.main.render().len())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,252 @@
+//! What the nftables backend reads: the node's settings and, per service port, the
+//! proxy's view of it (addresses, policies, affinity, categorized endpoints).
+
+use super::object::Family;
+use crate::RulesError;
+pub use crate::proxy::Protocol;
+use crate::proxy::{Endpoint, ProxyConfig, ServicePortInfo};
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+use std::net::IpAddr;
+
+/// The node-wide settings of kube-proxy's nftables proxier.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NftConfig {
+    /// `ip` (IPv4 proxier) or `ip6` (IPv6 proxier).
+    pub family: Family,
+    /// The node IP of this family (the firewall's allow-from-node check).
+    pub node_ip: IpAddr,
+    /// The masquerade mark text (`0x4000`, or `0x00004000` from the bit).
+    pub masquerade_mark: String,
+    /// `--masquerade-all`.
+    pub masquerade_all: bool,
+    /// Local-traffic detection, `None` for the no-op detector.
+    pub local_detector: Option<LocalDetector>,
+    /// The node IPs that accept NodePort traffic, or `None` when the NodePort address
+    /// filter matches all addresses (`0.0.0.0/0`).
+    pub nodeport_ips: Option<Vec<IpAddr>>,
+    /// The Service CIDRs of this family, as given (drop of unallocated ClusterIPs).
+    pub service_cidrs: Vec<String>,
+    /// The `KubeProxyNFTablesLocalhostNodePorts` gate (alpha, off by default).
+    pub localhost_nodeports: bool,
+    /// With the gate: whether loopback is listed explicitly in the NodePort addresses
+    /// (the userspace proxy then serves TCP, and only UDP and SCTP are rejected).
+    pub localhost_nodeport_proxy: bool,
+    /// The largest number of operations one emitted transaction chunk may hold
+    /// (see [`Transaction::chunks`](super::Transaction::chunks)). Default 1,000.
+    pub max_operations_per_chunk: usize,
+}
+
+impl NftConfig {
+    /// The nftables proxier's settings from the node's proxy settings: NodePort addresses
+    /// default to `primary` (kube-proxy's nftables default), resolved against the host's
+    /// addresses; the localhost-NodePorts gate stays off (alpha in 1.37) unless
+    /// `localhost_nodeports_gate` is set.
+    pub fn from_proxy(config: &ProxyConfig, localhost_nodeports_gate: bool) -> Result<Self, RulesError> {
+        let npa = config.nodeport_addresses_for(true)?;
+        let family = if config.node_ip.is_ipv4() {
+            Family::Ip
+        } else {
+            Family::Ip6
+        };
+        let local_detector = match config.detector() {
+            crate::proxy::LocalDetector::Cidr(c) => Some(LocalDetector::ClusterCidr(c)),
+            _ => None,
+        };
+        let v4 = family == Family::Ip;
+        Ok(NftConfig {
+            family,
+            node_ip: config.node_ip,
+            masquerade_mark: config.masquerade_mark.clone(),
+            masquerade_all: config.masquerade_all,
+            local_detector,
+            nodeport_ips: (!npa.match_all).then(|| npa.node_ips(&config.host_addresses)),
+            service_cidrs: config
+                .service_cidrs
+                .iter()
+                .filter(|c| matches!(c, IpNet::V4(_)) == v4)
+                .map(ToString::to_string)
+                .collect(),
+            localhost_nodeports: localhost_nodeports_gate,
+            localhost_nodeport_proxy: localhost_nodeports_gate && explicit_loopback(config, v4),
+            max_operations_per_chunk: 1000,
+        })
+    }
+
+    /// Defaults for a node: kube-proxy's default mark (`0x00004000`), no detector,
+    /// NodePorts on `node_ip` only (`primary`), no Service CIDRs, gate off.
+    pub fn new(node_ip: IpAddr) -> Self {
+        NftConfig {
+            family: if node_ip.is_ipv4() {
+                Family::Ip
+            } else {
+                Family::Ip6
+            },
+            node_ip,
+            masquerade_mark: "0x00004000".into(),
+            masquerade_all: false,
+            local_detector: None,
+            nodeport_ips: Some(vec![node_ip]),
+            service_cidrs: Vec::new(),
+            localhost_nodeports: false,
+            localhost_nodeport_proxy: false,
+            max_operations_per_chunk: 1000,
+        }
+    }
+}
+
+/// How traffic from local pods is recognised (`IfLocalNFT` / `IfNotLocalNFT`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LocalDetector {
+    /// By the pod CIDR of this family: `ip saddr CIDR`.
+    ClusterCidr(IpNet),
+    /// By a bridge interface: `iifname NAME`.
+    Bridge(String),
+    /// By an interface name prefix: `iifname PREFIX*`.
+    InterfacePrefix(String),
+}
+
+impl LocalDetector {
+    /// The match for traffic from a local pod.
+    pub fn if_local(&self) -> String {
+        match self {
+            LocalDetector::ClusterCidr(c) => format!("{} saddr {c}", ip_word(c)),
+            LocalDetector::Bridge(b) => format!("iifname {b}"),
+            LocalDetector::InterfacePrefix(p) => format!("iifname {p}*"),
+        }
+    }
+
+    /// The match for traffic not from a local pod.
+    pub fn if_not_local(&self) -> String {
+        match self {
+            LocalDetector::ClusterCidr(c) => format!("{} saddr != {c}", ip_word(c)),
+            LocalDetector::Bridge(b) => format!("iifname != {b}"),
+            LocalDetector::InterfacePrefix(p) => format!("iifname != {p}*"),
+        }
+    }
+}
+
+/// `NodePortAddresses.ContainsExplicitLoopback`: a NodePort address entry of the family
+/// whose network is loopback (`localhost`, `127.0.0.0/8`, `::1/128`), not a catch-all
+/// that merely contains it.
+fn explicit_loopback(config: &ProxyConfig, v4: bool) -> bool {
+    let entries: &[String] = config.nodeport_addresses.as_deref().unwrap_or(&[]);
+    entries.iter().any(|e| match e.trim() {
+        "localhost" => true,
+        "primary" | "all" => false,
+        text => svcnet_model::validation::names::parse_cidr_sloppy(text)
+            .and_then(|(ip, prefix)| IpNet::new(ip, prefix).ok())
+            .is_some_and(|n| n.addr().is_ipv4() == v4 && n.trunc().addr().is_loopback()),
+    })
+}
+
+fn ip_word(c: &IpNet) -> &'static str {
+    if matches!(c, IpNet::V4(_)) { "ip" } else { "ip6" }
+}
+
+/// An endpoint as the rules use it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct NftEndpoint {
+    /// Address (canonical).
+    pub ip: IpAddr,
+    /// Port.
+    pub port: u16,
+    /// Whether it runs on this node.
+    pub is_local: bool,
+}
+
+/// One service port as the nftables proxier sees it. Endpoint lists are in endpoint
+/// order (sorted by `ip:port` text), as `CategorizeEndpoints` returns them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NftServicePort {
+    /// Namespace of the Service.
+    pub namespace: String,
+    /// Name of the Service.
+    pub name: String,
+    /// Port name (may be empty).
+    pub port_name: String,
+    /// Protocol.
+    pub protocol: Protocol,
+    /// The ClusterIP of the proxier's family.
+    pub cluster_ip: IpAddr,
+    /// The Service port.
+    pub port: u16,
+    /// The NodePort, 0 for none.
+    pub node_port: u16,
+    /// External IPs of this family (empty with `AllowServiceExternalIPs` off).
+    pub external_ips: Vec<IpAddr>,
+    /// LoadBalancer ingress IPs of this family in VIP mode.
+    pub load_balancer_vips: Vec<IpAddr>,
+    /// `loadBalancerSourceRanges` of this family, canonical, empty when one is zero-masked.
+    pub source_ranges: Vec<IpNet>,
+    /// ClientIP affinity timeout in seconds, `None` without affinity.
+    pub affinity_timeout: Option<u32>,
+    /// iTP=Local.
+    pub internal_policy_local: bool,
+    /// eTP=Local (and externally accessible).
+    pub external_policy_local: bool,
+    /// Has a NodePort, external IPs or LB VIPs.
+    pub externally_accessible: bool,
+    /// `UsesClusterEndpoints()`.
+    pub uses_cluster_endpoints: bool,
+    /// `UsesLocalEndpoints()`.
+    pub uses_local_endpoints: bool,
+    /// Cluster endpoints.
+    pub cluster_endpoints: Vec<NftEndpoint>,
+    /// Local endpoints.
+    pub local_endpoints: Vec<NftEndpoint>,
+    /// Every endpoint reachable from this node through the rules.
+    pub all_locally_reachable: Vec<NftEndpoint>,
+    /// Whether there is any usable endpoint.
+    pub has_endpoints: bool,
+}
+
+impl From<&Endpoint> for NftEndpoint {
+    fn from(e: &Endpoint) -> Self {
+        NftEndpoint {
+            ip: e.ip,
+            port: e.port,
+            is_local: e.is_local,
+        }
+    }
+}
+
+impl From<&ServicePortInfo> for NftServicePort {
+    fn from(p: &ServicePortInfo) -> Self {
+        let eps = |v: &[Endpoint]| v.iter().map(NftEndpoint::from).collect::<Vec<_>>();
+        NftServicePort {
+            namespace: p.name.namespace.clone(),
+            name: p.name.name.clone(),
+            port_name: p.name.port.clone(),
+            protocol: p.protocol,
+            cluster_ip: p.cluster_ip,
+            port: p.port,
+            node_port: p.node_port,
+            external_ips: p.external_ips.clone(),
+            load_balancer_vips: p.load_balancer_vips.clone(),
+            source_ranges: p.load_balancer_source_ranges.clone(),
+            affinity_timeout: p.session_affinity_timeout,
+            internal_policy_local: p.internal_policy_local,
+            external_policy_local: p.external_policy_local,
+            externally_accessible: p.externally_accessible(),
+            uses_cluster_endpoints: p.uses_cluster_endpoints(),
+            uses_local_endpoints: p.uses_local_endpoints(),
+            cluster_endpoints: eps(&p.cluster_endpoints),
+            local_endpoints: eps(&p.local_endpoints),
+            all_locally_reachable: eps(&p.all_locally_reachable),
+            has_endpoints: p.has_endpoints,
+        }
+    }
+}
+
+impl NftServicePort {
+    /// `namespace/name:port` (or `namespace/name`), kube-proxy's ServicePortName text.
+    pub fn name_string(&self) -> String {
+        if self.port_name.is_empty() {
+            format!("{}/{}", self.namespace, self.name)
+        } else {
+            format!("{}/{}:{}", self.namespace, self.name, self.port_name)
+        }
+    }
+}

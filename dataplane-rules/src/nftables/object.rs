@@ -1,0 +1,546 @@
+//! The nftables objects kube-proxy writes, typed as knftables types them: a table, chains
+//! (regular or base chains with type, hook and priority), rules, sets, maps, their
+//! elements and named counters.
+
+use serde::{Deserialize, Serialize};
+use std::fmt::{self, Write as _};
+
+/// The address family of a table (`nft` family keyword).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    /// `ip`: IPv4.
+    Ip,
+    /// `ip6`: IPv6.
+    Ip6,
+    /// `inet`: both.
+    Inet,
+}
+
+impl Family {
+    /// The keyword as `nft` writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::Ip => "ip",
+            Family::Ip6 => "ip6",
+            Family::Inet => "inet",
+        }
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Table {
+    /// Table comment (`{ comment "..." ; }`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+/// The type of a base chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChainType {
+    /// `filter`.
+    Filter,
+    /// `nat`.
+    Nat,
+    /// `route`.
+    Route,
+}
+
+impl ChainType {
+    /// The keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChainType::Filter => "filter",
+            ChainType::Nat => "nat",
+            ChainType::Route => "route",
+        }
+    }
+}
+
+/// The netfilter hook of a base chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Hook {
+    /// `prerouting`.
+    Prerouting,
+    /// `input`.
+    Input,
+    /// `forward`.
+    Forward,
+    /// `output`.
+    Output,
+    /// `postrouting`.
+    Postrouting,
+}
+
+impl Hook {
+    /// The keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Hook::Prerouting => "prerouting",
+            Hook::Input => "input",
+            Hook::Forward => "forward",
+            Hook::Output => "output",
+            Hook::Postrouting => "postrouting",
+        }
+    }
+}
+
+/// What makes a chain a base chain: type, hook and numeric priority (knftables prints
+/// named priorities such as `dstnat - 10` as their number, `-110`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct BaseChain {
+    /// Chain type.
+    #[serde(rename = "type")]
+    pub chain_type: ChainType,
+    /// Hook.
+    pub hook: Hook,
+    /// Priority.
+    pub priority: i32,
+}
+
+/// A chain; `base` is set for base chains.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Chain {
+    /// Chain name.
+    pub name: String,
+    /// Type, hook and priority of a base chain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<BaseChain>,
+    /// Chain comment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+impl Chain {
+    /// A regular chain without comment.
+    pub fn named(name: impl Into<String>) -> Self {
+        Chain {
+            name: name.into(),
+            base: None,
+            comment: None,
+        }
+    }
+}
+
+/// A rule: its chain, the rule text (as `knftables.Concat` joins it) and a comment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rule {
+    /// The chain holding the rule.
+    pub chain: String,
+    /// The rule text.
+    pub rule: String,
+    /// The rule comment (`comment "..."` after the rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+/// A set flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SetFlag {
+    /// `constant`.
+    Constant,
+    /// `dynamic`.
+    Dynamic,
+    /// `interval`.
+    Interval,
+    /// `timeout`.
+    Timeout,
+}
+
+impl SetFlag {
+    /// The keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SetFlag::Constant => "constant",
+            SetFlag::Dynamic => "dynamic",
+            SetFlag::Interval => "interval",
+            SetFlag::Timeout => "timeout",
+        }
+    }
+}
+
+/// A named set or map (a map's `type` holds `key : value`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Set {
+    /// Name.
+    pub name: String,
+    /// Element type, e.g. `ipv4_addr . inet_proto . inet_service` (or `... : verdict` for maps).
+    #[serde(rename = "type")]
+    pub set_type: String,
+    /// Flags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<SetFlag>,
+    /// Element timeout in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+    /// Comment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+impl Set {
+    /// A set (or map) reference by name only, as delete and flush operations carry it.
+    pub fn named(name: impl Into<String>) -> Self {
+        Set {
+            name: name.into(),
+            set_type: String::new(),
+            flags: Vec::new(),
+            timeout: None,
+            comment: None,
+        }
+    }
+}
+
+/// Whether an element belongs to a set or to a map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContainerKind {
+    /// A set.
+    Set,
+    /// A map.
+    Map,
+}
+
+/// A set or map element. Key and value hold their parts already joined with ` . `, as
+/// knftables prints them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Element {
+    /// Set or map.
+    pub kind: ContainerKind,
+    /// Set or map name.
+    pub container: String,
+    /// The key (`a . b . c`).
+    pub key: String,
+    /// The value of a map element (`goto chain`, `drop`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// The element comment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+/// A named counter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counter {
+    /// Name.
+    pub name: String,
+    /// Comment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+/// Any object of a transaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "object", rename_all = "lowercase")]
+pub enum Object {
+    /// The table.
+    Table(Table),
+    /// A chain.
+    Chain(Chain),
+    /// A rule.
+    Rule(Rule),
+    /// A set.
+    Set(Set),
+    /// A map.
+    Map(Set),
+    /// An element of a set or map.
+    Element(Element),
+    /// A named counter.
+    Counter(Counter),
+}
+
+impl Object {
+    /// The object type keyword (`table`, `chain`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Object::Table(_) => "table",
+            Object::Chain(_) => "chain",
+            Object::Rule(_) => "rule",
+            Object::Set(_) => "set",
+            Object::Map(_) => "map",
+            Object::Element(_) => "element",
+            Object::Counter(_) => "counter",
+        }
+    }
+}
+
+/// The verb of an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verb {
+    /// `add`: create if missing.
+    Add,
+    /// `create`: create, fail if it exists.
+    Create,
+    /// `insert`: a rule at the start of its chain.
+    Insert,
+    /// `replace`: a rule.
+    Replace,
+    /// `delete`: fail if missing.
+    Delete,
+    /// `destroy`: delete if present.
+    Destroy,
+    /// `flush`: empty a chain, set or map.
+    Flush,
+    /// `reset`: zero a counter.
+    Reset,
+}
+
+impl Verb {
+    /// The keyword.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Add => "add",
+            Verb::Create => "create",
+            Verb::Insert => "insert",
+            Verb::Replace => "replace",
+            Verb::Delete => "delete",
+            Verb::Destroy => "destroy",
+            Verb::Flush => "flush",
+            Verb::Reset => "reset",
+        }
+    }
+
+    fn creates(self) -> bool {
+        matches!(self, Verb::Add | Verb::Create)
+    }
+}
+
+/// Writes `s` as Go's `%q` quotes it (what knftables does with comments).
+pub(crate) fn write_quoted(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if c.is_control() => {
+                if (c as u32) < 0x10000 {
+                    let _ = write!(out, "\\u{:04x}", c as u32);
+                } else {
+                    let _ = write!(out, "\\U{:08x}", c as u32);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Writes one operation as knftables renders it (one line, with its newline).
+pub(crate) fn write_operation(out: &mut String, verb: Verb, family: Family, table: &str, obj: &Object) {
+    out.push_str(verb.as_str());
+    out.push(' ');
+    out.push_str(obj.kind());
+    out.push(' ');
+    out.push_str(family.as_str());
+    out.push(' ');
+    out.push_str(table);
+    match obj {
+        Object::Table(t) => {
+            if verb.creates()
+                && let Some(c) = &t.comment
+            {
+                out.push_str(" { comment ");
+                write_quoted(out, c);
+                out.push_str(" ; }");
+            }
+        }
+        Object::Chain(c) => {
+            out.push(' ');
+            out.push_str(&c.name);
+            if verb.creates() && (c.base.is_some() || c.comment.is_some()) {
+                out.push_str(" {");
+                if let Some(b) = &c.base {
+                    let _ = write!(
+                        out,
+                        " type {} hook {} priority {} ;",
+                        b.chain_type.as_str(),
+                        b.hook.as_str(),
+                        b.priority
+                    );
+                }
+                if let Some(cm) = &c.comment {
+                    out.push_str(" comment ");
+                    write_quoted(out, cm);
+                    out.push_str(" ;");
+                }
+                out.push_str(" }");
+            }
+        }
+        Object::Rule(r) => {
+            out.push(' ');
+            out.push_str(&r.chain);
+            if matches!(verb, Verb::Add | Verb::Insert | Verb::Replace) {
+                out.push(' ');
+                out.push_str(&r.rule);
+                if let Some(cm) = &r.comment {
+                    out.push_str(" comment ");
+                    write_quoted(out, cm);
+                }
+            }
+        }
+        Object::Set(s) | Object::Map(s) => {
+            out.push(' ');
+            out.push_str(&s.name);
+            if verb.creates() {
+                out.push_str(" { type ");
+                out.push_str(&s.set_type);
+                out.push_str(" ;");
+                if !s.flags.is_empty() {
+                    out.push_str(" flags ");
+                    for (i, f) in s.flags.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        out.push_str(f.as_str());
+                    }
+                    out.push_str(" ;");
+                }
+                if let Some(t) = s.timeout {
+                    let _ = write!(out, " timeout {t}s ;");
+                }
+                if let Some(cm) = &s.comment {
+                    out.push_str(" comment ");
+                    write_quoted(out, cm);
+                    out.push_str(" ;");
+                }
+                out.push_str(" }");
+            }
+        }
+        Object::Element(e) => {
+            out.push(' ');
+            out.push_str(&e.container);
+            out.push_str(" { ");
+            out.push_str(&e.key);
+            if verb.creates() {
+                if let Some(cm) = &e.comment {
+                    out.push_str(" comment ");
+                    write_quoted(out, cm);
+                }
+                if let Some(v) = &e.value {
+                    out.push_str(" : ");
+                    out.push_str(v);
+                }
+            }
+            out.push_str(" }");
+        }
+        Object::Counter(c) => {
+            out.push(' ');
+            out.push_str(&c.name);
+            if verb.creates()
+                && let Some(cm) = &c.comment
+            {
+                out.push_str(" { comment ");
+                write_quoted(out, cm);
+                out.push_str(" ; }");
+            }
+        }
+    }
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(verb: Verb, obj: Object) -> String {
+        let mut s = String::new();
+        write_operation(&mut s, verb, Family::Ip, "kube-proxy", &obj);
+        s
+    }
+
+    #[test]
+    fn renders_like_knftables() {
+        assert_eq!(
+            line(
+                Verb::Add,
+                Object::Table(Table {
+                    comment: Some("rules for kube-proxy".into())
+                })
+            ),
+            "add table ip kube-proxy { comment \"rules for kube-proxy\" ; }\n"
+        );
+        let base = Chain {
+            name: "filter-input".into(),
+            base: Some(BaseChain {
+                chain_type: ChainType::Filter,
+                hook: Hook::Input,
+                priority: 0,
+            }),
+            comment: None,
+        };
+        assert_eq!(
+            line(Verb::Add, Object::Chain(base.clone())),
+            "add chain ip kube-proxy filter-input { type filter hook input priority 0 ; }\n"
+        );
+        assert_eq!(
+            line(Verb::Flush, Object::Chain(base)),
+            "flush chain ip kube-proxy filter-input\n"
+        );
+        let set = Set {
+            name: "affinity-X".into(),
+            set_type: "ipv4_addr".into(),
+            flags: vec![SetFlag::Dynamic, SetFlag::Timeout],
+            timeout: Some(10800),
+            comment: None,
+        };
+        assert_eq!(
+            line(Verb::Add, Object::Set(set)),
+            "add set ip kube-proxy affinity-X { type ipv4_addr ; flags dynamic,timeout ; timeout 10800s ; }\n"
+        );
+        let e = Element {
+            kind: ContainerKind::Map,
+            container: "no-endpoint-services".into(),
+            key: "10.0.0.1 . tcp . 80".into(),
+            value: Some("goto reject-chain".into()),
+            comment: Some("ns/svc:p".into()),
+        };
+        assert_eq!(
+            line(Verb::Add, Object::Element(e.clone())),
+            "add element ip kube-proxy no-endpoint-services { 10.0.0.1 . tcp . 80 comment \"ns/svc:p\" : goto reject-chain }\n"
+        );
+        assert_eq!(
+            line(Verb::Delete, Object::Element(e)),
+            "delete element ip kube-proxy no-endpoint-services { 10.0.0.1 . tcp . 80 }\n"
+        );
+        let r = Rule {
+            chain: "services".into(),
+            rule: "ip daddr @cluster-ips".into(),
+            comment: Some("a \"b\"".into()),
+        };
+        assert_eq!(
+            line(Verb::Add, Object::Rule(r)),
+            "add rule ip kube-proxy services ip daddr @cluster-ips comment \"a \\\"b\\\"\"\n"
+        );
+        assert_eq!(
+            line(
+                Verb::Delete,
+                Object::Counter(Counter {
+                    name: "c".into(),
+                    comment: None
+                })
+            ),
+            "delete counter ip kube-proxy c\n"
+        );
+    }
+}

@@ -1,0 +1,1161 @@
+//! kube-proxy v1.37.2's nftables `syncProxyRules` as a pure state machine: service ports
+//! in, transactions out, the rule set kept in an in-memory [`State`].
+//!
+//! Full syncs write everything (after `setupNFTables`' fixed objects); partial syncs
+//! write only the chains of the Services that changed. Set and map elements go through
+//! an element store that writes only differences, in both kinds of sync. Chains no
+//! longer used are flushed at once and deleted, in a separate transaction, by the first
+//! sync after they aged past the grace period ([`NftProxier::age_stale_chains`]).
+
+use super::error::NftError;
+use super::input::{NftConfig, NftEndpoint, NftServicePort, Protocol};
+use super::limits::Limits;
+use super::names::{hash_and_truncate, truncate_comment};
+use super::object::{
+    BaseChain, Chain, ChainType, ContainerKind, Counter, Family, Hook, Object, Set, SetFlag, Table,
+};
+use super::state::State;
+use super::transaction::Transaction;
+use indexmap::IndexMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::net::IpAddr;
+
+/// kube-proxy's table name.
+pub const TABLE: &str = "kube-proxy";
+
+const BASE_CHAINS: [(&str, ChainType, Hook, i32); 8] = [
+    (
+        "filter-prerouting-pre-dnat",
+        ChainType::Filter,
+        Hook::Prerouting,
+        -110,
+    ),
+    ("filter-output-pre-dnat", ChainType::Filter, Hook::Output, -110),
+    ("filter-input", ChainType::Filter, Hook::Input, 0),
+    ("filter-forward", ChainType::Filter, Hook::Forward, 0),
+    ("filter-output", ChainType::Filter, Hook::Output, 0),
+    ("nat-prerouting", ChainType::Nat, Hook::Prerouting, -100),
+    ("nat-output", ChainType::Nat, Hook::Output, -100),
+    ("nat-postrouting", ChainType::Nat, Hook::Postrouting, 100),
+];
+
+/// (destination, source, extra match) of the jumps from the base chains, in order.
+const JUMP_CHAINS: [(&str, &str, &str); 11] = [
+    ("nodeport-endpoints-check", "filter-input", "ct state new "),
+    ("service-endpoints-check", "filter-input", "ct state new "),
+    ("service-endpoints-check", "filter-forward", "ct state new "),
+    ("service-endpoints-check", "filter-output", "ct state new "),
+    ("firewall-check", "filter-prerouting-pre-dnat", "ct state new "),
+    ("firewall-check", "filter-output-pre-dnat", "ct state new "),
+    ("services", "nat-output", ""),
+    ("services", "nat-prerouting", ""),
+    ("masquerading", "nat-postrouting", ""),
+    ("cluster-ips-check", "filter-forward", "ct state new "),
+    ("cluster-ips-check", "filter-output", "ct state new "),
+];
+
+const CLUSTER_IPS: usize = 0;
+const SERVICE_IPS: usize = 1;
+const FIREWALL_IPS: usize = 2;
+const NO_ENDPOINT_SERVICES: usize = 3;
+const NO_ENDPOINT_NODEPORTS: usize = 4;
+const SERVICE_NODEPORTS: usize = 5;
+const HAIRPIN: usize = 6;
+const LOCALHOST_REJECTS: usize = 7;
+
+/// The element containers kept by the element store, in kube-proxy's cleanup order.
+const CONTAINERS: [(ContainerKind, &str); 8] = [
+    (ContainerKind::Set, "cluster-ips"),
+    (ContainerKind::Map, "service-ips"),
+    (ContainerKind::Map, "firewall-ips"),
+    (ContainerKind::Map, "no-endpoint-services"),
+    (ContainerKind::Map, "no-endpoint-nodeports"),
+    (ContainerKind::Map, "service-nodeports"),
+    (ContainerKind::Set, "hairpin-connections"),
+    (ContainerKind::Map, "localhost-nodeport-reject-ports"),
+];
+
+const ALL_PROTOCOLS: [Protocol; 3] = [Protocol::Tcp, Protocol::Udp, Protocol::Sctp];
+
+#[derive(Debug, Clone, Default)]
+struct Entry {
+    value: String,
+    /// How many Services currently hold this key.
+    refs: u32,
+}
+
+/// What one Service wrote last: element keys, chains, affinity sets.
+#[derive(Debug, Clone, Default)]
+struct ServiceRecord {
+    keys: Vec<(u8, String)>,
+    chains: Vec<String>,
+    affinity_sets: Vec<String>,
+}
+
+/// The result of one sync.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncOutput {
+    /// Whether this was a full sync.
+    pub full: bool,
+    /// The transaction deleting aged stale chains, run before the main one, if any.
+    pub stale_deletion: Option<Transaction>,
+    /// The main transaction (what kube-proxy's tests count the operations of).
+    pub main: Transaction,
+}
+
+impl SyncOutput {
+    /// The transactions to run, in order, each split into chunks of at most
+    /// `max_operations` operations.
+    pub fn chunks(&self, max_operations: usize) -> Vec<Transaction> {
+        let mut out = Vec::new();
+        if let Some(t) = &self.stale_deletion {
+            out.extend(t.chunks(max_operations));
+        }
+        out.extend(self.main.chunks(max_operations));
+        out
+    }
+}
+
+/// One Service's new service ports (empty when the Service is gone).
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceUpdate<'a> {
+    /// `namespace/name`.
+    pub service: &'a str,
+    /// All its service ports of this family.
+    pub ports: &'a [NftServicePort],
+}
+
+/// kube-proxy's nftables proxier for one IP family, without I/O: it keeps the rule set it
+/// has written ([`NftProxier::state`]) and answers each sync with transactions.
+///
+/// ```
+/// use svcnet_rules::nftables::{NftConfig, NftProxier};
+/// let mut p = NftProxier::new(NftConfig::new("192.168.0.2".parse().unwrap()));
+/// let out = p.sync_full(&[]).unwrap();
+/// assert!(out.main.render().starts_with("add table ip kube-proxy"));
+/// assert!(p.state().dump().contains("add chain ip kube-proxy services\n"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct NftProxier {
+    config: NftConfig,
+    limits: Limits,
+    state: State,
+    stores: Vec<IndexMap<String, Entry>>,
+    services: HashMap<String, ServiceRecord>,
+    stale_chains: BTreeMap<String, bool>,
+    flushed: bool,
+    need_full_sync: bool,
+}
+
+impl NftProxier {
+    /// A proxier that has not synced yet (its first sync is full) on an empty kernel.
+    pub fn new(config: NftConfig) -> Self {
+        Self::with_state(config, State::new())
+    }
+
+    /// A proxier starting on a kernel that already holds `state` (kube-proxy restarted):
+    /// its first, full sync writes only what is missing or different.
+    pub fn with_state(config: NftConfig, state: State) -> Self {
+        NftProxier {
+            config,
+            limits: Limits::default(),
+            state,
+            stores: vec![IndexMap::new(); CONTAINERS.len()],
+            services: HashMap::new(),
+            stale_chains: BTreeMap::new(),
+            flushed: false,
+            need_full_sync: true,
+        }
+    }
+
+    /// Replaces the limits checked before emitting.
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &NftConfig {
+        &self.config
+    }
+
+    /// Changes the Service CIDRs (`OnServiceCIDRsChanged`); used from the next full sync.
+    pub fn set_service_cidrs(&mut self, cidrs: Vec<String>) {
+        self.config.service_cidrs = cidrs;
+    }
+
+    /// Asks for a full next sync (`OnTopologyChange`).
+    pub fn request_full_sync(&mut self) {
+        self.need_full_sync = true;
+    }
+
+    /// Whether the next sync is full.
+    pub fn needs_full_sync(&self) -> bool {
+        self.need_full_sync
+    }
+
+    /// The rule set as the kernel holds it after the last sync.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// Stale chains waiting for deletion, and whether each has aged past the grace period.
+    pub fn stale_chains(&self) -> &BTreeMap<String, bool> {
+        &self.stale_chains
+    }
+
+    /// Lets the grace period (1 s) pass for every stale chain recorded so far: the next
+    /// sync deletes them in a separate transaction.
+    pub fn age_stale_chains(&mut self) {
+        for aged in self.stale_chains.values_mut() {
+            *aged = true;
+        }
+    }
+
+    /// Syncs `ports` (every service port of this family) after the Services named in
+    /// `changed` (`namespace/name`) changed; `None` or a pending full sync means a full
+    /// sync. Services that have no port in `ports` any more are removed.
+    pub fn sync(
+        &mut self,
+        ports: &[NftServicePort],
+        changed: Option<&BTreeSet<String>>,
+    ) -> Result<SyncOutput, NftError> {
+        match changed {
+            Some(changed) if !self.need_full_sync => {
+                let mut by_service: IndexMap<String, Vec<NftServicePort>> = IndexMap::new();
+                for name in changed {
+                    by_service.entry(name.clone()).or_default();
+                }
+                for p in ports {
+                    let key = service_key(p);
+                    if let Some(v) = by_service.get_mut(&key) {
+                        v.push(p.clone());
+                    }
+                }
+                let updates: Vec<ServiceUpdate<'_>> = by_service
+                    .iter()
+                    .map(|(k, v)| ServiceUpdate { service: k, ports: v })
+                    .collect();
+                self.sync_partial(&updates)
+            }
+            _ => self.sync_full(ports),
+        }
+    }
+
+    /// A full sync of every service port.
+    pub fn sync_full(&mut self, ports: &[NftServicePort]) -> Result<SyncOutput, NftError> {
+        let r = self.full_inner(ports);
+        if r.is_err() {
+            // the element store may be half updated: the next sync re-reads the kernel
+            self.need_full_sync = true;
+        }
+        r
+    }
+
+    fn full_inner(&mut self, ports: &[NftServicePort]) -> Result<SyncOutput, NftError> {
+        let stale_deletion = self.delete_aged_chains();
+        let mut tx = Transaction::new(self.config.family, TABLE);
+        self.setup(&mut tx)?;
+        // readOrReset: the element store re-reads what the kernel holds
+        for (i, (kind, name)) in CONTAINERS.iter().enumerate() {
+            let store = &mut self.stores[i];
+            store.clear();
+            let t = self.state.table(self.config.family, TABLE);
+            let c = t.and_then(|t| match kind {
+                ContainerKind::Set => t.sets.get(*name),
+                ContainerKind::Map => t.maps.get(*name),
+            });
+            if let Some(c) = c {
+                for (k, e) in &c.elements {
+                    store.insert(
+                        k.clone(),
+                        Entry {
+                            value: e.value.clone().unwrap_or_default(),
+                            refs: 0,
+                        },
+                    );
+                }
+            }
+        }
+        let existing_chains: Vec<String> = self
+            .state
+            .table(self.config.family, TABLE)
+            .map(|t| t.chains.keys().filter(|c| c.contains('/')).cloned().collect())
+            .unwrap_or_default();
+        let existing_affinity: Vec<String> = self
+            .state
+            .table(self.config.family, TABLE)
+            .map(|t| {
+                t.sets
+                    .keys()
+                    .filter(|s| s.starts_with("affinity-"))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.services.clear();
+        let mut grouped: IndexMap<String, Vec<&NftServicePort>> = IndexMap::new();
+        for p in ports {
+            grouped.entry(service_key(p)).or_default().push(p);
+        }
+        for (svc, ports) in &grouped {
+            let mut rec = ServiceRecord::default();
+            for p in ports {
+                self.write_port(&mut tx, p, &mut rec)?;
+            }
+            self.services.insert(svc.clone(), rec);
+        }
+        let active: HashSet<&str> = self
+            .services
+            .values()
+            .flat_map(|r| r.chains.iter().map(String::as_str))
+            .collect();
+        let mut newly_stale = Vec::new();
+        for c in &existing_chains {
+            if active.contains(c.as_str()) {
+                self.stale_chains.remove(c);
+            } else {
+                tx.flush_chain(c);
+                newly_stale.push(c.clone());
+            }
+        }
+        let active_sets: HashSet<&str> = self
+            .services
+            .values()
+            .flat_map(|r| r.affinity_sets.iter().map(String::as_str))
+            .collect();
+        for s in &existing_affinity {
+            if !active_sets.contains(s.as_str()) {
+                tx.delete(Object::Set(Set::named(s.as_str())));
+            }
+        }
+        drop(active);
+        drop(active_sets);
+        for c in newly_stale {
+            self.stale_chains.insert(c, false);
+        }
+        for (i, (kind, name)) in CONTAINERS.iter().enumerate() {
+            if i == LOCALHOST_REJECTS && !self.config.localhost_nodeports {
+                continue;
+            }
+            let mut leftover: Vec<String> = self.stores[i]
+                .iter()
+                .filter(|(_, e)| e.refs == 0)
+                .map(|(k, _)| k.clone())
+                .collect();
+            leftover.sort();
+            for k in leftover {
+                self.stores[i].shift_remove(&k);
+                tx.delete_element(*kind, name, k);
+            }
+        }
+        self.check_counts()?;
+        self.run_main(tx, stale_deletion, true)
+    }
+
+    /// A partial sync: only the given Services changed (each with all its current
+    /// service ports; none when it was deleted). Falls back to a full sync when one is
+    /// pending — but then only the given ports are known, so call [`NftProxier::sync`]
+    /// or [`NftProxier::sync_full`] with every port when [`NftProxier::needs_full_sync`].
+    pub fn sync_partial(&mut self, updates: &[ServiceUpdate<'_>]) -> Result<SyncOutput, NftError> {
+        if self.need_full_sync {
+            let all: Vec<NftServicePort> = updates.iter().flat_map(|u| u.ports.iter().cloned()).collect();
+            return self.sync_full(&all);
+        }
+        let r = self.partial_inner(updates);
+        if r.is_err() {
+            self.need_full_sync = true;
+        }
+        r
+    }
+
+    fn partial_inner(&mut self, updates: &[ServiceUpdate<'_>]) -> Result<SyncOutput, NftError> {
+        let stale_deletion = self.delete_aged_chains();
+        let mut tx = Transaction::new(self.config.family, TABLE);
+        let mut old_keys: Vec<(u8, String)> = Vec::new();
+        let mut candidates: BTreeSet<String> = self.stale_chains.keys().cloned().collect();
+        let mut old_sets: Vec<String> = Vec::new();
+        let mut new_chains: HashSet<String> = HashSet::new();
+        let mut new_sets: HashSet<String> = HashSet::new();
+        for u in updates {
+            if let Some(old) = self.services.remove(u.service) {
+                for (c, k) in &old.keys {
+                    if let Some(e) = self.stores[*c as usize].get_mut(k) {
+                        e.refs = e.refs.saturating_sub(1);
+                    }
+                }
+                old_keys.extend(old.keys);
+                candidates.extend(old.chains);
+                old_sets.extend(old.affinity_sets);
+            }
+        }
+        for u in updates {
+            if u.ports.is_empty() {
+                continue;
+            }
+            let mut rec = ServiceRecord::default();
+            for p in u.ports {
+                self.write_port(&mut tx, p, &mut rec)?;
+            }
+            new_chains.extend(rec.chains.iter().cloned());
+            new_sets.extend(rec.affinity_sets.iter().cloned());
+            self.services.insert(u.service.to_owned(), rec);
+        }
+        let table = self.state.table(self.config.family, TABLE);
+        for c in &candidates {
+            let exists = table.is_some_and(|t| t.chains.contains_key(c));
+            if !exists {
+                continue;
+            }
+            if new_chains.contains(c) {
+                self.stale_chains.remove(c);
+            } else {
+                tx.flush_chain(c);
+                self.stale_chains.insert(c.clone(), false);
+            }
+        }
+        old_sets.sort();
+        old_sets.dedup();
+        for s in &old_sets {
+            let exists = table.is_some_and(|t| t.sets.contains_key(s));
+            if exists && !new_sets.contains(s) {
+                tx.delete(Object::Set(Set::named(s.as_str())));
+            }
+        }
+        old_keys.sort();
+        old_keys.dedup();
+        for (c, k) in old_keys {
+            let c = c as usize;
+            if self.stores[c].get(&k).is_some_and(|e| e.refs == 0) {
+                self.stores[c].shift_remove(&k);
+                tx.delete_element(CONTAINERS[c].0, CONTAINERS[c].1, k);
+            }
+        }
+        self.check_counts()?;
+        self.run_main(tx, stale_deletion, false)
+    }
+
+    fn delete_aged_chains(&mut self) -> Option<Transaction> {
+        let aged: Vec<String> = self
+            .stale_chains
+            .iter()
+            .filter(|(_, a)| **a)
+            .map(|(c, _)| c.clone())
+            .collect();
+        if aged.is_empty() {
+            return None;
+        }
+        let mut tx = Transaction::new(self.config.family, TABLE);
+        for c in &aged {
+            self.stale_chains.remove(c);
+            tx.delete_chain(c);
+        }
+        if self.state.apply(&tx).is_err() {
+            // kube-proxy: "will retry later", and the sync becomes a full one
+            self.need_full_sync = true;
+        }
+        Some(tx)
+    }
+
+    fn run_main(
+        &mut self,
+        tx: Transaction,
+        stale_deletion: Option<Transaction>,
+        full: bool,
+    ) -> Result<SyncOutput, NftError> {
+        self.limits.check_transaction(&tx)?;
+        if let Err(e) = self.state.apply(&tx) {
+            self.stale_chains.clear();
+            self.need_full_sync = true;
+            return Err(e);
+        }
+        self.need_full_sync = false;
+        Ok(SyncOutput {
+            full,
+            stale_deletion,
+            main: tx,
+        })
+    }
+
+    fn check_counts(&self) -> Result<(), NftError> {
+        for (i, store) in self.stores.iter().enumerate() {
+            if store.len() > self.limits.max_elements {
+                return Err(NftError::Limit {
+                    service: "-".into(),
+                    what: format!("elements of {}", CONTAINERS[i].1),
+                    value: String::new(),
+                    len: store.len(),
+                    max: self.limits.max_elements,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn ipx(&self) -> &'static str {
+        match self.config.family {
+            Family::Ip6 => "ip6",
+            _ => "ip",
+        }
+    }
+
+    fn masquerade_rule(&self) -> String {
+        format!("mark set mark or {}", self.config.masquerade_mark)
+    }
+
+    /// `setupNFTables`.
+    fn setup(&mut self, tx: &mut Transaction) -> Result<(), NftError> {
+        let ipx = self.ipx();
+        let addr = if ipx == "ip6" { "ipv6_addr" } else { "ipv4_addr" };
+        let (lo, not_lo) = if ipx == "ip6" {
+            ("ip6 daddr ::1", "ip6 daddr != ::1")
+        } else {
+            ("ip daddr 127.0.0.0/8", "ip daddr != 127.0.0.0/8")
+        };
+        let cfg = &self.config;
+        tx.add(Object::Table(Table {
+            comment: Some("rules for kube-proxy".into()),
+        }));
+        if !self.flushed {
+            for (name, ..) in BASE_CHAINS {
+                tx.add_chain(name);
+                tx.delete_chain(name);
+            }
+            self.flushed = true;
+        }
+        for (name, chain_type, hook, priority) in BASE_CHAINS {
+            tx.add(Object::Chain(Chain {
+                name: name.into(),
+                base: Some(BaseChain {
+                    chain_type,
+                    hook,
+                    priority,
+                }),
+                comment: None,
+            }));
+            tx.flush_chain(name);
+        }
+        let mut created: Vec<&str> = Vec::new();
+        let ensure = |tx: &mut Transaction, c: &'static str, created: &mut Vec<&str>| {
+            if !created.contains(&c) {
+                created.push(c);
+                tx.add_chain(c);
+                tx.flush_chain(c);
+            }
+        };
+        for (dst, src, extra) in JUMP_CHAINS {
+            ensure(tx, dst, &mut created);
+            tx.add_rule(src, format!("{extra}jump {dst}"), None);
+        }
+        for c in ["services", "cluster-ips-check", "masquerading"] {
+            ensure(tx, c, &mut created);
+        }
+        let set = |name: &str, t: String, comment: &str| Set {
+            name: name.into(),
+            set_type: t,
+            flags: Vec::new(),
+            timeout: None,
+            comment: Some(comment.into()),
+        };
+        tx.add_set(set(
+            "hairpin-connections",
+            format!("{addr} . {addr} . inet_proto . inet_service"),
+            "service hairpin connections",
+        ));
+        let m = &cfg.masquerade_mark;
+        tx.add_rule(
+            "masquerading",
+            format!("mark and {m} != 0 mark set mark xor {m} masquerade fully-random"),
+            None,
+        );
+        tx.add_rule(
+            "masquerading",
+            format!("ct status dnat {ipx} saddr . {ipx} daddr . meta l4proto . th dport @hairpin-connections masquerade fully-random"),
+            None,
+        );
+        tx.add_set(set("cluster-ips", addr.into(), "Active ClusterIPs"));
+        tx.add_rule(
+            "cluster-ips-check",
+            format!("{ipx} daddr @cluster-ips reject"),
+            Some("Reject traffic to invalid ports of ClusterIPs"),
+        );
+        if !cfg.service_cidrs.is_empty() {
+            tx.add_rule(
+                "cluster-ips-check",
+                format!("{ipx} daddr {{ {} }} drop", cfg.service_cidrs.join(",")),
+                Some("Drop traffic to unallocated ClusterIPs"),
+            );
+        }
+        tx.add_set(set(
+            "nodeport-ips",
+            addr.into(),
+            "IPs that accept NodePort traffic",
+        ));
+        match &cfg.nodeport_ips {
+            None => tx.delete(Object::Set(Set::named("nodeport-ips"))),
+            Some(ips) => {
+                tx.flush(Object::Set(Set::named("nodeport-ips")));
+                for ip in ips {
+                    if ip.is_loopback() {
+                        continue;
+                    }
+                    tx.add_element(ContainerKind::Set, "nodeport-ips", ip.to_string(), None, None);
+                }
+            }
+        }
+        tx.add_map(set(
+            "no-endpoint-services",
+            format!("{addr} . inet_proto . inet_service : verdict"),
+            "vmap to drop or reject packets to services with no endpoints",
+        ));
+        tx.add_map(set(
+            "no-endpoint-nodeports",
+            "inet_proto . inet_service : verdict".into(),
+            "vmap to drop or reject packets to service nodeports with no endpoints",
+        ));
+        tx.add(Object::Chain(Chain {
+            name: "reject-chain".into(),
+            base: None,
+            comment: Some("helper for @no-endpoint-services / @no-endpoint-nodeports".into()),
+        }));
+        tx.flush_chain("reject-chain");
+        tx.add_rule("reject-chain", "reject".into(), None);
+        tx.add_rule(
+            "service-endpoints-check",
+            format!("{ipx} daddr . meta l4proto . th dport vmap @no-endpoint-services"),
+            None,
+        );
+        if cfg.nodeport_ips.is_none() {
+            tx.add_rule(
+                "nodeport-endpoints-check",
+                format!("{not_lo} meta l4proto . th dport vmap @no-endpoint-nodeports"),
+                None,
+            );
+        } else {
+            tx.add_rule(
+                "nodeport-endpoints-check",
+                format!("{ipx} daddr @nodeport-ips meta l4proto . th dport vmap @no-endpoint-nodeports"),
+                None,
+            );
+        }
+        let rejected = self.localhost_reject_protocols();
+        tx.add_map(set(
+            "localhost-nodeport-reject-ports",
+            "inet_proto . inet_service : verdict".into(),
+            "localhost NodePorts rejected by kube-proxy",
+        ));
+        if !rejected.is_empty() {
+            for p in rejected {
+                let counter = format!("localhost-nodeport-rejected-{}", p.lower());
+                tx.add(Object::Counter(Counter {
+                    name: counter.clone(),
+                    comment: None,
+                }));
+                let chain = format!("localhost-nodeport-reject-{}", p.lower());
+                tx.add_chain(&chain);
+                tx.flush_chain(&chain);
+                tx.add_rule(&chain, format!("counter name \"{counter}\" reject"), None);
+            }
+            tx.add_rule(
+                "nodeport-endpoints-check",
+                format!("{lo} meta l4proto . th dport vmap @localhost-nodeport-reject-ports"),
+                None,
+            );
+        } else {
+            tx.delete(Object::Map(Set::named("localhost-nodeport-reject-ports")));
+        }
+        for p in ALL_PROTOCOLS {
+            if rejected.contains(&p) {
+                continue;
+            }
+            let chain = format!("localhost-nodeport-reject-{}", p.lower());
+            tx.add_chain(&chain);
+            tx.delete_chain(&chain);
+            let counter = Counter {
+                name: format!("localhost-nodeport-rejected-{}", p.lower()),
+                comment: None,
+            };
+            tx.add(Object::Counter(counter.clone()));
+            tx.delete(Object::Counter(counter));
+        }
+        tx.add_map(set(
+            "firewall-ips",
+            format!("{addr} . inet_proto . inet_service : verdict"),
+            "destinations that are subject to LoadBalancerSourceRanges",
+        ));
+        tx.add_rule(
+            "firewall-check",
+            format!("{ipx} daddr . meta l4proto . th dport vmap @firewall-ips"),
+            None,
+        );
+        tx.add_map(set(
+            "service-ips",
+            format!("{addr} . inet_proto . inet_service : verdict"),
+            "ClusterIP, ExternalIP and LoadBalancer IP traffic",
+        ));
+        tx.add_map(set(
+            "service-nodeports",
+            "inet_proto . inet_service : verdict".into(),
+            "NodePort traffic",
+        ));
+        let masq = self.masquerade_rule();
+        if cfg.masquerade_all {
+            tx.add_rule(
+                "services",
+                format!("{ipx} daddr @cluster-ips {masq}"),
+                Some("masquerade all clusterIP traffic"),
+            );
+        } else if let Some(d) = &cfg.local_detector {
+            tx.add_rule(
+                "services",
+                format!("{ipx} daddr @cluster-ips {} {masq}", d.if_not_local()),
+                Some("masquerade clusterIP traffic from outside cluster"),
+            );
+        }
+        tx.add_rule(
+            "services",
+            format!("{ipx} daddr . meta l4proto . th dport vmap @service-ips"),
+            None,
+        );
+        if cfg.nodeport_ips.is_none() {
+            tx.add_rule(
+                "services",
+                format!("fib daddr type local {not_lo} meta l4proto . th dport vmap @service-nodeports"),
+                None,
+            );
+        } else {
+            tx.add_rule(
+                "services",
+                format!("{ipx} daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports"),
+                None,
+            );
+        }
+        self.limits.check_transaction(tx)
+    }
+
+    fn localhost_reject_protocols(&self) -> &'static [Protocol] {
+        if !self.config.localhost_nodeports {
+            &[]
+        } else if self.config.localhost_nodeport_proxy {
+            &[Protocol::Udp, Protocol::Sctp]
+        } else {
+            &ALL_PROTOCOLS
+        }
+    }
+
+    fn ensure_elem(
+        &mut self,
+        tx: &mut Transaction,
+        rec: &mut ServiceRecord,
+        c: usize,
+        key: String,
+        value: Option<String>,
+        comment: Option<&str>,
+    ) {
+        let (kind, name) = CONTAINERS[c];
+        let held = rec.keys.iter().any(|(rc, k)| *rc as usize == c && *k == key);
+        let v = value.clone().unwrap_or_default();
+        let store = &mut self.stores[c];
+        match store.get_mut(&key) {
+            Some(e) => {
+                if e.value != v {
+                    tx.delete_element(kind, name, key.clone());
+                    tx.add_element(kind, name, key.clone(), value, comment.map(str::to_owned));
+                    e.value = v;
+                }
+                if !held {
+                    e.refs += 1;
+                }
+            }
+            None => {
+                tx.add_element(kind, name, key.clone(), value, comment.map(str::to_owned));
+                store.insert(key.clone(), Entry { value: v, refs: 1 });
+            }
+        }
+        if !held {
+            rec.keys.push((c as u8, key));
+        }
+    }
+
+    fn ensure_chain(tx: &mut Transaction, rec: &mut ServiceRecord, chain: &str) {
+        if rec.chains.iter().any(|c| c == chain) {
+            return;
+        }
+        rec.chains.push(chain.to_owned());
+        tx.add_chain(chain);
+        tx.flush_chain(chain);
+    }
+
+    /// One service port, in `syncProxyRules`' order.
+    fn write_port(
+        &mut self,
+        tx: &mut Transaction,
+        sp: &NftServicePort,
+        rec: &mut ServiceRecord,
+    ) -> Result<(), NftError> {
+        let ipx = self.ipx();
+        let proto = sp.protocol.lower();
+        let name_string = sp.name_string();
+        let comment = truncate_comment(&name_string).to_owned();
+        let base = hash_and_truncate(&format!(
+            "{}/{}/{}/{}",
+            sp.namespace, sp.name, proto, sp.port_name
+        ));
+        let cluster_chain = format!("service-{base}");
+        let local_chain = format!("local-{base}");
+        let external_chain = format!("external-{base}");
+        let fw_chain = format!("firewall-{base}");
+        self.limits.check_names(
+            &name_string,
+            &[&cluster_chain, &local_chain, &external_chain, &fw_chain],
+        )?;
+        let affinity = sp.affinity_timeout;
+        // endpoint chains and affinity sets, by endpoint address
+        let ep_base = |ep: &NftEndpoint| {
+            let ip = ep.ip.to_string().replace(':', ".");
+            hash_and_truncate(&format!(
+                "{}/{}/{}/{}__{}/{}",
+                sp.namespace, sp.name, proto, sp.port_name, ip, ep.port
+            ))
+        };
+        let mut ep_names: HashMap<(IpAddr, u16), String> = HashMap::new();
+        if affinity.is_some() {
+            for ep in &sp.all_locally_reachable {
+                let b = ep_base(ep);
+                self.limits.check_names(
+                    &name_string,
+                    &[&format!("endpoint-{b}"), &format!("affinity-{b}")],
+                )?;
+                ep_names.insert((ep.ip, ep.port), b);
+            }
+        }
+        for ep in &sp.all_locally_reachable {
+            if affinity.is_some() {
+                let b = &ep_names[&(ep.ip, ep.port)];
+                Self::ensure_chain(tx, rec, &format!("endpoint-{b}"));
+                let set = format!("affinity-{b}");
+                if !rec.affinity_sets.contains(&set) {
+                    rec.affinity_sets.push(set);
+                }
+            }
+            if ep.is_local {
+                let ip = ep.ip.to_string();
+                self.ensure_elem(
+                    tx,
+                    rec,
+                    HAIRPIN,
+                    format!("{ip} . {ip} . {proto} . {}", ep.port),
+                    None,
+                    None,
+                );
+            }
+        }
+        let uses_cluster_chain = !sp.cluster_endpoints.is_empty() && sp.uses_cluster_endpoints;
+        if uses_cluster_chain {
+            Self::ensure_chain(tx, rec, &cluster_chain);
+        }
+        let uses_local_chain = !sp.local_endpoints.is_empty() && sp.uses_local_endpoints;
+        if uses_local_chain {
+            Self::ensure_chain(tx, rec, &local_chain);
+        }
+        let has_endpoints = sp.has_endpoints;
+        let (internal_chain, has_internal) = if sp.internal_policy_local {
+            (&local_chain, has_endpoints && !sp.local_endpoints.is_empty())
+        } else {
+            (&cluster_chain, has_endpoints)
+        };
+        let (external_policy_chain, has_external) = if sp.external_policy_local {
+            (&local_chain, has_endpoints && !sp.local_endpoints.is_empty())
+        } else {
+            (&cluster_chain, has_endpoints)
+        };
+        let uses_external_chain = has_endpoints && sp.externally_accessible;
+        if uses_external_chain {
+            Self::ensure_chain(tx, rec, &external_chain);
+        }
+        let internal_verdict = if !has_endpoints {
+            "goto reject-chain"
+        } else {
+            "drop"
+        };
+        let external_verdict = internal_verdict;
+        let cip = sp.cluster_ip.to_string();
+        let port = sp.port;
+        self.ensure_elem(tx, rec, CLUSTER_IPS, cip.clone(), None, None);
+        if has_internal {
+            self.ensure_elem(
+                tx,
+                rec,
+                SERVICE_IPS,
+                format!("{cip} . {proto} . {port}"),
+                Some(format!("goto {internal_chain}")),
+                None,
+            );
+        } else {
+            self.ensure_elem(
+                tx,
+                rec,
+                NO_ENDPOINT_SERVICES,
+                format!("{cip} . {proto} . {port}"),
+                Some(internal_verdict.into()),
+                Some(&comment),
+            );
+        }
+        for eip in &sp.external_ips {
+            if has_endpoints {
+                self.ensure_elem(
+                    tx,
+                    rec,
+                    SERVICE_IPS,
+                    format!("{eip} . {proto} . {port}"),
+                    Some(format!("goto {external_chain}")),
+                    None,
+                );
+            }
+            if !has_external {
+                self.ensure_elem(
+                    tx,
+                    rec,
+                    NO_ENDPOINT_SERVICES,
+                    format!("{eip} . {proto} . {port}"),
+                    Some(external_verdict.into()),
+                    Some(&comment),
+                );
+            }
+        }
+        let uses_fw = !sp.load_balancer_vips.is_empty() && !sp.source_ranges.is_empty();
+        if uses_fw {
+            Self::ensure_chain(tx, rec, &fw_chain);
+        }
+        for lb in &sp.load_balancer_vips {
+            if has_endpoints {
+                self.ensure_elem(
+                    tx,
+                    rec,
+                    SERVICE_IPS,
+                    format!("{lb} . {proto} . {port}"),
+                    Some(format!("goto {external_chain}")),
+                    None,
+                );
+            }
+            if uses_fw {
+                self.ensure_elem(
+                    tx,
+                    rec,
+                    FIREWALL_IPS,
+                    format!("{lb} . {proto} . {port}"),
+                    Some(format!("goto {fw_chain}")),
+                    None,
+                );
+            }
+        }
+        if !has_external {
+            for lb in &sp.load_balancer_vips {
+                self.ensure_elem(
+                    tx,
+                    rec,
+                    NO_ENDPOINT_SERVICES,
+                    format!("{lb} . {proto} . {port}"),
+                    Some(external_verdict.into()),
+                    Some(&comment),
+                );
+            }
+        }
+        if sp.node_port != 0 {
+            let np = sp.node_port;
+            if self.localhost_reject_protocols().contains(&sp.protocol) {
+                self.ensure_elem(
+                    tx,
+                    rec,
+                    LOCALHOST_REJECTS,
+                    format!("{proto} . {np}"),
+                    Some(format!("goto localhost-nodeport-reject-{proto}")),
+                    None,
+                );
+            }
+            if has_endpoints {
+                self.ensure_elem(
+                    tx,
+                    rec,
+                    SERVICE_NODEPORTS,
+                    format!("{proto} . {np}"),
+                    Some(format!("goto {external_chain}")),
+                    None,
+                );
+            }
+            if !has_external {
+                self.ensure_elem(
+                    tx,
+                    rec,
+                    NO_ENDPOINT_NODEPORTS,
+                    format!("{proto} . {np}"),
+                    Some(external_verdict.into()),
+                    Some(&comment),
+                );
+            }
+        }
+
+        // rules of the chains of a written service
+        let masq = self.masquerade_rule();
+        if uses_external_chain {
+            if !sp.external_policy_local {
+                tx.add_rule(&external_chain, masq.clone(), Some("masquerade"));
+            } else {
+                if let Some(d) = &self.config.local_detector {
+                    tx.add_rule(
+                        &external_chain,
+                        format!("{} goto {cluster_chain}", d.if_local()),
+                        Some("short-circuit pod traffic"),
+                    );
+                }
+                tx.add_rule(
+                    &external_chain,
+                    format!("fib saddr type local {masq}"),
+                    Some("masquerade local traffic"),
+                );
+                tx.add_rule(
+                    &external_chain,
+                    format!("fib saddr type local goto {cluster_chain}"),
+                    Some("short-circuit local traffic"),
+                );
+            }
+            if has_external {
+                tx.add_rule(&external_chain, format!("goto {external_policy_chain}"), None);
+            }
+        }
+        if uses_fw {
+            let mut sources = String::new();
+            let mut allow_from_node = false;
+            for (i, r) in sp.source_ranges.iter().enumerate() {
+                if i > 0 {
+                    sources.push_str(" , ");
+                }
+                let _ = write!(sources, "{}", r.trunc());
+                if r.contains(&self.config.node_ip) {
+                    allow_from_node = true;
+                }
+            }
+            if allow_from_node {
+                for lb in &sp.load_balancer_vips {
+                    let _ = write!(sources, " , {lb}");
+                }
+            }
+            tx.add_rule(&fw_chain, format!("{ipx} saddr != {{ {sources} }} drop"), None);
+        }
+        match affinity {
+            Some(timeout) => {
+                let addr = if ipx == "ip6" { "ipv6_addr" } else { "ipv4_addr" };
+                for ep in &sp.all_locally_reachable {
+                    tx.add_set(Set {
+                        name: format!("affinity-{}", ep_names[&(ep.ip, ep.port)]),
+                        set_type: addr.into(),
+                        flags: vec![SetFlag::Dynamic, SetFlag::Timeout],
+                        timeout: Some(u64::from(timeout)),
+                        comment: None,
+                    });
+                }
+                if uses_cluster_chain {
+                    self.write_jumps(tx, &name_string, &cluster_chain, &sp.cluster_endpoints, &ep_names)?;
+                }
+                if uses_local_chain {
+                    self.write_jumps(tx, &name_string, &local_chain, &sp.local_endpoints, &ep_names)?;
+                }
+                for ep in &sp.all_locally_reachable {
+                    let b = &ep_names[&(ep.ip, ep.port)];
+                    let chain = format!("endpoint-{b}");
+                    tx.add_rule(&chain, format!("update @affinity-{b} {{ {ipx} saddr }}"), None);
+                    tx.add_rule(
+                        &chain,
+                        format!(
+                            "meta l4proto {proto} dnat to {}",
+                            std::net::SocketAddr::new(ep.ip, ep.port)
+                        ),
+                        None,
+                    );
+                }
+            }
+            None => {
+                if uses_cluster_chain {
+                    self.write_dnats(tx, &name_string, &cluster_chain, proto, &sp.cluster_endpoints)?;
+                }
+                if uses_local_chain {
+                    self.write_dnats(tx, &name_string, &local_chain, proto, &sp.local_endpoints)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write_dnats(
+        &self,
+        tx: &mut Transaction,
+        svc: &str,
+        chain: &str,
+        proto: &str,
+        eps: &[NftEndpoint],
+    ) -> Result<(), NftError> {
+        if let [ep] = eps {
+            tx.add_rule(
+                chain,
+                format!(
+                    "meta l4proto {proto} dnat to {}",
+                    std::net::SocketAddr::new(ep.ip, ep.port)
+                ),
+                None,
+            );
+            return Ok(());
+        }
+        self.limits.check_anonymous(svc, eps.len())?;
+        let ipx = self.ipx();
+        let mut r = String::with_capacity(64 + eps.len() * 24);
+        let _ = write!(
+            r,
+            "meta l4proto {proto} dnat {ipx} addr . port to numgen random mod {} map {{ ",
+            eps.len()
+        );
+        for (i, ep) in eps.iter().enumerate() {
+            if i > 0 {
+                r.push_str(" , ");
+            }
+            let _ = write!(r, "{i} : {} . {}", ep.ip, ep.port);
+        }
+        r.push_str(" }");
+        tx.add_rule(chain, r, None);
+        Ok(())
+    }
+
+    fn write_jumps(
+        &self,
+        tx: &mut Transaction,
+        svc: &str,
+        chain: &str,
+        eps: &[NftEndpoint],
+        names: &HashMap<(IpAddr, u16), String>,
+    ) -> Result<(), NftError> {
+        self.limits.check_anonymous(svc, eps.len())?;
+        let ipx = self.ipx();
+        let mut vmap = String::new();
+        let _ = write!(vmap, "numgen random mod {} vmap {{ ", eps.len());
+        for (i, ep) in eps.iter().enumerate() {
+            let Some(b) = names.get(&(ep.ip, ep.port)) else {
+                continue;
+            };
+            tx.add_rule(
+                chain,
+                format!("{ipx} saddr @affinity-{b} goto endpoint-{b}"),
+                None,
+            );
+            if i > 0 {
+                vmap.push_str(" , ");
+            }
+            let _ = write!(vmap, "{i} : goto endpoint-{b}");
+        }
+        vmap.push_str(" }");
+        tx.add_rule(chain, vmap, None);
+        Ok(())
+    }
+}
+
+fn service_key(p: &NftServicePort) -> String {
+    format!("{}/{}", p.namespace, p.name)
+}

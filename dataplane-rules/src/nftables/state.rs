@@ -1,0 +1,582 @@
+//! The rule set as the kernel would hold it: transactions applied to an in-memory table
+//! with knftables' fake semantics (atomic: all or nothing), dumped as knftables'
+//! `Fake.Dump()` prints it (one `add` line per object).
+
+use super::error::NftError;
+use super::object::{
+    Chain, ContainerKind, Counter, Element, Family, Object, Rule, Set, Table, Verb, write_operation,
+};
+use super::transaction::Transaction;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A chain and its rules.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChainState {
+    /// The chain as created.
+    pub chain: Chain,
+    /// Its rules in order.
+    pub rules: Vec<Rule>,
+}
+
+/// A set or map and its elements (by key).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SetState {
+    /// The set or map as created.
+    pub set: Set,
+    /// Elements by key.
+    pub elements: BTreeMap<String, Element>,
+}
+
+/// One table with everything in it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableState {
+    /// The table as created.
+    pub table: Table,
+    /// Chains by name.
+    pub chains: BTreeMap<String, ChainState>,
+    /// Sets by name.
+    pub sets: BTreeMap<String, SetState>,
+    /// Maps by name.
+    pub maps: BTreeMap<String, SetState>,
+    /// Counters by name.
+    pub counters: BTreeMap<String, Counter>,
+}
+
+impl TableState {
+    fn new(table: Table) -> Self {
+        TableState {
+            table,
+            chains: BTreeMap::new(),
+            sets: BTreeMap::new(),
+            maps: BTreeMap::new(),
+            counters: BTreeMap::new(),
+        }
+    }
+
+    fn container(&mut self, kind: ContainerKind, name: &str) -> Result<&mut SetState, NftError> {
+        let (m, what) = match kind {
+            ContainerKind::Set => (&mut self.sets, "set"),
+            ContainerKind::Map => (&mut self.maps, "map"),
+        };
+        m.get_mut(name).ok_or_else(|| NftError::not_found(what, name))
+    }
+
+    fn check_chain(&self, name: &str) -> Result<(), NftError> {
+        if self.chains.contains_key(name) {
+            Ok(())
+        } else {
+            Err(NftError::not_found("chain", name))
+        }
+    }
+
+    /// knftables' `checkRuleRefs`: every `@set`, `vmap @map` and `goto`/`jump` target exists.
+    fn check_rule_refs(&self, rule: &str) -> Result<(), NftError> {
+        let mut prev = "";
+        let mut words = rule.split(' ').peekable();
+        while let Some(w) = words.next() {
+            if let Some(name) = w.strip_prefix('@')
+                && !w.contains(',')
+            {
+                let found = if prev == "map" || prev == "vmap" {
+                    self.maps.contains_key(name)
+                } else {
+                    self.sets.contains_key(name) || self.maps.contains_key(name)
+                };
+                if !found {
+                    return Err(NftError::not_found(
+                        if prev == "map" || prev == "vmap" {
+                            "map"
+                        } else {
+                            "set"
+                        },
+                        name,
+                    ));
+                }
+            } else if (w == "goto" || w == "jump")
+                && let Some(next) = words.peek()
+            {
+                self.check_chain(next)?;
+            }
+            prev = w;
+        }
+        Ok(())
+    }
+}
+
+/// How to undo one applied operation.
+#[derive(Debug)]
+enum Undo {
+    Table(Option<Box<TableState>>),
+    Chain(String, Option<ChainState>),
+    Rules(String, Vec<Rule>),
+    PopRule(String, bool),
+    Set(ContainerKind, String, Option<SetState>),
+    Elements(ContainerKind, String, BTreeMap<String, Element>),
+    Element(ContainerKind, String, String, Option<Element>),
+    Counter(String, Option<Counter>),
+}
+
+/// The rule set: tables by family and name. Serialized as a list of tables, each with
+/// its `family` and `name`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct State {
+    /// Tables by (family, name).
+    pub tables: BTreeMap<(Family, String), TableState>,
+}
+
+impl Serialize for State {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Named<'a> {
+            family: Family,
+            name: &'a str,
+            #[serde(flatten)]
+            table: &'a TableState,
+        }
+        s.collect_seq(self.tables.iter().map(|((family, name), table)| Named {
+            family: *family,
+            name,
+            table,
+        }))
+    }
+}
+
+impl State {
+    /// An empty rule set.
+    pub fn new() -> Self {
+        State::default()
+    }
+
+    /// The table `family name`, if it exists.
+    pub fn table(&self, family: Family, name: &str) -> Option<&TableState> {
+        self.tables.get(&(family, name.to_owned()))
+    }
+
+    /// Applies a transaction atomically: on error nothing changes. Semantics of
+    /// knftables' fake: `add` of an existing object is a no-op, `create` fails on it,
+    /// `delete`/`flush` fail on a missing one, element `add` replaces an element with the
+    /// same key, rules and map values must reference existing chains, sets and maps.
+    /// The cost grows with the transaction, not with the rule set: each operation
+    /// records how to undo itself, and a failure replays the record backwards.
+    pub fn apply(&mut self, tx: &Transaction) -> Result<(), NftError> {
+        if tx.is_empty() {
+            return Ok(());
+        }
+        let key = (tx.family, tx.table.clone());
+        let mut undo: Vec<Undo> = Vec::new();
+        for (i, op) in tx.operations.iter().enumerate() {
+            if let Err(e) = self.apply_op(&key, op.verb, &op.object, &mut undo) {
+                while let Some(u) = undo.pop() {
+                    self.undo(&key, u);
+                }
+                return Err(NftError::Operation {
+                    index: i,
+                    source: Box::new(e),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn undo(&mut self, key: &(Family, String), u: Undo) {
+        if let Undo::Table(t) = u {
+            match t {
+                Some(t) => {
+                    self.tables.insert(key.clone(), *t);
+                }
+                None => {
+                    self.tables.remove(key);
+                }
+            }
+            return;
+        }
+        let Some(t) = self.tables.get_mut(key) else { return };
+        match u {
+            Undo::Table(_) => {}
+            Undo::Chain(name, old) => match old {
+                Some(c) => {
+                    t.chains.insert(name, c);
+                }
+                None => {
+                    t.chains.remove(&name);
+                }
+            },
+            Undo::Rules(name, rules) => {
+                if let Some(c) = t.chains.get_mut(&name) {
+                    c.rules = rules;
+                }
+            }
+            Undo::PopRule(name, front) => {
+                if let Some(c) = t.chains.get_mut(&name) {
+                    if front {
+                        c.rules.remove(0);
+                    } else {
+                        c.rules.pop();
+                    }
+                }
+            }
+            Undo::Set(kind, name, old) => {
+                let m = match kind {
+                    ContainerKind::Set => &mut t.sets,
+                    ContainerKind::Map => &mut t.maps,
+                };
+                match old {
+                    Some(s) => {
+                        m.insert(name, s);
+                    }
+                    None => {
+                        m.remove(&name);
+                    }
+                }
+            }
+            Undo::Elements(kind, name, elements) => {
+                if let Ok(c) = t.container(kind, &name) {
+                    c.elements = elements;
+                }
+            }
+            Undo::Element(kind, name, k, old) => {
+                if let Ok(c) = t.container(kind, &name) {
+                    match old {
+                        Some(e) => {
+                            c.elements.insert(k, e);
+                        }
+                        None => {
+                            c.elements.remove(&k);
+                        }
+                    }
+                }
+            }
+            Undo::Counter(name, old) => match old {
+                Some(c) => {
+                    t.counters.insert(name, c);
+                }
+                None => {
+                    t.counters.remove(&name);
+                }
+            },
+        }
+    }
+
+    fn apply_op(
+        &mut self,
+        key: &(Family, String),
+        verb: Verb,
+        obj: &Object,
+        undo: &mut Vec<Undo>,
+    ) -> Result<(), NftError> {
+        if let Object::Table(t) = obj {
+            let exists = self.tables.contains_key(key);
+            match verb {
+                Verb::Add | Verb::Create => {
+                    if exists && verb == Verb::Create {
+                        return Err(NftError::exists("table", &key.1));
+                    }
+                    if !exists {
+                        self.tables.insert(key.clone(), TableState::new(t.clone()));
+                        undo.push(Undo::Table(None));
+                    }
+                }
+                Verb::Flush => {
+                    let Some(old) = self.tables.insert(key.clone(), TableState::new(t.clone())) else {
+                        self.tables.remove(key);
+                        return Err(NftError::not_found("table", &key.1));
+                    };
+                    undo.push(Undo::Table(Some(Box::new(old))));
+                }
+                Verb::Delete | Verb::Destroy => match self.tables.remove(key) {
+                    Some(old) => undo.push(Undo::Table(Some(Box::new(old)))),
+                    None if verb == Verb::Delete => return Err(NftError::not_found("table", &key.1)),
+                    None => {}
+                },
+                v => return Err(NftError::unsupported(v, "table")),
+            }
+            return Ok(());
+        }
+        let table = self
+            .tables
+            .get_mut(key)
+            .ok_or_else(|| NftError::not_found("table", &key.1))?;
+        match obj {
+            Object::Table(_) => {}
+            Object::Chain(c) => match verb {
+                Verb::Add | Verb::Create => {
+                    if table.chains.contains_key(&c.name) {
+                        if verb == Verb::Create {
+                            return Err(NftError::exists("chain", &c.name));
+                        }
+                    } else {
+                        table.chains.insert(
+                            c.name.clone(),
+                            ChainState {
+                                chain: c.clone(),
+                                rules: Vec::new(),
+                            },
+                        );
+                        undo.push(Undo::Chain(c.name.clone(), None));
+                    }
+                }
+                Verb::Flush => match table.chains.get_mut(&c.name) {
+                    Some(cs) => {
+                        if !cs.rules.is_empty() {
+                            undo.push(Undo::Rules(c.name.clone(), std::mem::take(&mut cs.rules)));
+                        }
+                    }
+                    None => return Err(NftError::not_found("chain", &c.name)),
+                },
+                Verb::Delete | Verb::Destroy => match table.chains.remove(&c.name) {
+                    Some(old) => undo.push(Undo::Chain(c.name.clone(), Some(old))),
+                    None if verb == Verb::Delete => return Err(NftError::not_found("chain", &c.name)),
+                    None => {}
+                },
+                v => return Err(NftError::unsupported(v, "chain")),
+            },
+            Object::Rule(r) => {
+                table.check_chain(&r.chain)?;
+                match verb {
+                    Verb::Add | Verb::Insert => {
+                        table.check_rule_refs(&r.rule)?;
+                        let rules = &mut table
+                            .chains
+                            .get_mut(&r.chain)
+                            .ok_or_else(|| NftError::not_found("chain", &r.chain))?
+                            .rules;
+                        if verb == Verb::Add {
+                            rules.push(r.clone());
+                        } else {
+                            rules.insert(0, r.clone());
+                        }
+                        undo.push(Undo::PopRule(r.chain.clone(), verb == Verb::Insert));
+                    }
+                    v => return Err(NftError::unsupported(v, "rule")),
+                }
+            }
+            Object::Set(s) | Object::Map(s) => {
+                let (kind, what) = if matches!(obj, Object::Set(_)) {
+                    (ContainerKind::Set, "set")
+                } else {
+                    (ContainerKind::Map, "map")
+                };
+                let m = match kind {
+                    ContainerKind::Set => &mut table.sets,
+                    ContainerKind::Map => &mut table.maps,
+                };
+                match verb {
+                    Verb::Add | Verb::Create => {
+                        if m.contains_key(&s.name) {
+                            if verb == Verb::Create {
+                                return Err(NftError::exists(what, &s.name));
+                            }
+                        } else {
+                            m.insert(
+                                s.name.clone(),
+                                SetState {
+                                    set: s.clone(),
+                                    elements: BTreeMap::new(),
+                                },
+                            );
+                            undo.push(Undo::Set(kind, s.name.clone(), None));
+                        }
+                    }
+                    Verb::Flush => match m.get_mut(&s.name) {
+                        Some(ss) => {
+                            if !ss.elements.is_empty() {
+                                undo.push(Undo::Elements(
+                                    kind,
+                                    s.name.clone(),
+                                    std::mem::take(&mut ss.elements),
+                                ));
+                            }
+                        }
+                        None => return Err(NftError::not_found(what, &s.name)),
+                    },
+                    Verb::Delete | Verb::Destroy => match m.remove(&s.name) {
+                        Some(old) => undo.push(Undo::Set(kind, s.name.clone(), Some(old))),
+                        None if verb == Verb::Delete => return Err(NftError::not_found(what, &s.name)),
+                        None => {}
+                    },
+                    v => return Err(NftError::unsupported(v, what)),
+                }
+            }
+            Object::Element(e) => {
+                if e.kind == ContainerKind::Map
+                    && matches!(verb, Verb::Add | Verb::Create)
+                    && let Some(v) = &e.value
+                    && let Some(target) = v.strip_prefix("goto ").or_else(|| v.strip_prefix("jump "))
+                    && !target.contains(' ')
+                {
+                    table.check_chain(target)?;
+                }
+                let c = table.container(e.kind, &e.container)?;
+                match verb {
+                    Verb::Add | Verb::Create => {
+                        if verb == Verb::Create && c.elements.contains_key(&e.key) {
+                            return Err(NftError::exists("element", &e.key));
+                        }
+                        let old = c.elements.insert(e.key.clone(), e.clone());
+                        undo.push(Undo::Element(e.kind, e.container.clone(), e.key.clone(), old));
+                    }
+                    Verb::Delete | Verb::Destroy => match c.elements.remove(&e.key) {
+                        Some(old) => undo.push(Undo::Element(
+                            e.kind,
+                            e.container.clone(),
+                            e.key.clone(),
+                            Some(old),
+                        )),
+                        None if verb == Verb::Delete => return Err(NftError::not_found("element", &e.key)),
+                        None => {}
+                    },
+                    v => return Err(NftError::unsupported(v, "element")),
+                }
+            }
+            Object::Counter(c) => match verb {
+                Verb::Add | Verb::Create => {
+                    if table.counters.contains_key(&c.name) {
+                        if verb == Verb::Create {
+                            return Err(NftError::exists("counter", &c.name));
+                        }
+                    } else {
+                        table.counters.insert(c.name.clone(), c.clone());
+                        undo.push(Undo::Counter(c.name.clone(), None));
+                    }
+                }
+                Verb::Reset => {
+                    if !table.counters.contains_key(&c.name) {
+                        return Err(NftError::not_found("counter", &c.name));
+                    }
+                }
+                Verb::Delete | Verb::Destroy => match table.counters.remove(&c.name) {
+                    Some(old) => undo.push(Undo::Counter(c.name.clone(), Some(old))),
+                    None if verb == Verb::Delete => return Err(NftError::not_found("counter", &c.name)),
+                    None => {}
+                },
+                v => return Err(NftError::unsupported(v, "counter")),
+            },
+        }
+        Ok(())
+    }
+
+    /// The rule set as knftables' fake `Dump()` prints it: per table, the table, its
+    /// chains, sets, maps and counters (each sorted by name), the rules of each chain
+    /// (chains sorted), then the elements of each set and map (sorted by key, as
+    /// kube-oracle prints them).
+    pub fn dump(&self) -> String {
+        let mut out = String::new();
+        for ((family, name), t) in &self.tables {
+            let (f, n) = (*family, name.as_str());
+            write_operation(&mut out, Verb::Add, f, n, &Object::Table(t.table.clone()));
+            for c in t.chains.values() {
+                write_operation(&mut out, Verb::Add, f, n, &Object::Chain(c.chain.clone()));
+            }
+            for s in t.sets.values() {
+                write_operation(&mut out, Verb::Add, f, n, &Object::Set(s.set.clone()));
+            }
+            for s in t.maps.values() {
+                write_operation(&mut out, Verb::Add, f, n, &Object::Map(s.set.clone()));
+            }
+            for c in t.counters.values() {
+                write_operation(&mut out, Verb::Add, f, n, &Object::Counter(c.clone()));
+            }
+            for c in t.chains.values() {
+                for r in &c.rules {
+                    write_operation(&mut out, Verb::Add, f, n, &Object::Rule(r.clone()));
+                }
+            }
+            for s in t.sets.values().chain(t.maps.values()) {
+                for e in s.elements.values() {
+                    write_operation(&mut out, Verb::Add, f, n, &Object::Element(e.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The whole rule set as one transaction of `add` operations (what `dump` prints),
+    /// for loading it into an empty kernel table.
+    pub fn to_transaction(&self, family: Family, table: &str) -> Transaction {
+        let mut tx = Transaction::new(family, table);
+        let Some(t) = self.table(family, table) else {
+            return tx;
+        };
+        tx.add(Object::Table(t.table.clone()));
+        for c in t.chains.values() {
+            tx.add(Object::Chain(c.chain.clone()));
+        }
+        for s in t.sets.values() {
+            tx.add(Object::Set(s.set.clone()));
+        }
+        for s in t.maps.values() {
+            tx.add(Object::Map(s.set.clone()));
+        }
+        for c in t.counters.values() {
+            tx.add(Object::Counter(c.clone()));
+        }
+        for c in t.chains.values() {
+            for r in &c.rules {
+                tx.add(Object::Rule(r.clone()));
+            }
+        }
+        for s in t.sets.values().chain(t.maps.values()) {
+            for e in s.elements.values() {
+                tx.add(Object::Element(e.clone()));
+            }
+        }
+        tx
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tx() -> Transaction {
+        Transaction::new(Family::Ip, "kube-proxy")
+    }
+
+    #[test]
+    fn applies_and_dumps() {
+        let mut st = State::new();
+        let mut t = tx();
+        t.add_table(Some("rules for kube-proxy"));
+        t.add_chain("b");
+        t.add_chain("a");
+        t.add_rule("a", "goto b".into(), None);
+        t.add_set(Set {
+            name: "s".into(),
+            set_type: "ipv4_addr".into(),
+            flags: vec![],
+            timeout: None,
+            comment: None,
+        });
+        t.add_element(ContainerKind::Set, "s", "10.0.0.2".into(), None, None);
+        t.add_element(ContainerKind::Set, "s", "10.0.0.10".into(), None, None);
+        st.apply(&t).unwrap();
+        assert_eq!(
+            st.dump(),
+            "add table ip kube-proxy { comment \"rules for kube-proxy\" ; }\n\
+             add chain ip kube-proxy a\n\
+             add chain ip kube-proxy b\n\
+             add set ip kube-proxy s { type ipv4_addr ; }\n\
+             add rule ip kube-proxy a goto b\n\
+             add element ip kube-proxy s { 10.0.0.10 }\n\
+             add element ip kube-proxy s { 10.0.0.2 }\n"
+        );
+        // atomic: a failing transaction changes nothing
+        let before = st.clone();
+        let mut bad = tx();
+        bad.flush_chain("a");
+        bad.delete_chain("zzz");
+        assert!(st.apply(&bad).is_err());
+        assert_eq!(st, before);
+        let mut bad = tx();
+        bad.add_rule("a", "goto nowhere".into(), None);
+        assert!(st.apply(&bad).is_err());
+        let mut bad = tx();
+        bad.delete_element(ContainerKind::Set, "s", "1.1.1.1".into());
+        assert!(st.apply(&bad).is_err());
+        // to_transaction reproduces the state
+        let mut again = State::new();
+        again.apply(&st.to_transaction(Family::Ip, "kube-proxy")).unwrap();
+        assert_eq!(again, st);
+    }
+}
