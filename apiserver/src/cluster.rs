@@ -79,7 +79,7 @@ impl Cluster {
                 .map_err(|e| bad(&service_cidrs[0], &e.to_string()))?;
             // The API server's own Service holds the first address of the primary range.
             if let Some(first) = first_address(&service_cidrs[0]) {
-                let _ = m.allocate(first, Some(&ServiceRef::new("default", "kubernetes")));
+                let _ = m.allocate(IpFamily::of(first), first, Some(&ServiceRef::new("default", "kubernetes")));
             }
             ips = Some(m);
         }
@@ -137,7 +137,7 @@ impl Cluster {
 
     /// True when `ip` is taken.
     pub fn ip_in_use(&self, ip: IpAddr) -> bool {
-        self.ips.as_ref().is_some_and(|m| m.has(ip))
+        self.ips.as_ref().is_some_and(|m| m.has(IpFamily::of(ip), ip))
     }
 
     /// True when node port `port` is taken.
@@ -156,7 +156,7 @@ impl Cluster {
                 if ip != CLUSTER_IP_NONE
                     && let Ok(addr) = ip.parse::<IpAddr>()
                 {
-                    let _ = m.allocate(addr, Some(&owner));
+                    let _ = m.allocate(IpFamily::of(addr), addr, Some(&owner));
                 }
             }
         }
@@ -184,7 +184,7 @@ impl Cluster {
         if own {
             return Ok(false);
         }
-        match m.allocate(ip, Some(owner)) {
+        match m.allocate(IpFamily::of(ip), ip, Some(owner)) {
             Ok(()) => Ok(true),
             Err(e) => Err(ip_error_text(&e, ip, &self.cidrs)),
         }
@@ -207,7 +207,7 @@ impl Cluster {
 
     pub(crate) fn release_ip(&mut self, ip: IpAddr) {
         if let Some(m) = self.ips.as_mut() {
-            let _ = m.release(ip);
+            let _ = m.release(IpFamily::of(ip), ip);
         }
     }
 
