@@ -1,0 +1,347 @@
+//! Building the IPVS rule set of one node (`syncProxyRules` of `pkg/proxy/ipvs/proxier.go`).
+
+use std::net::IpAddr;
+
+use compact_str::CompactString;
+use ipnet::IpNet;
+
+use super::ipset::{IpSetEntry, IpSetKind, IpSets};
+use super::iptables::{BlockedFromNode, ClusterIpMasquerade, IptablesPart, IptablesSettings};
+use super::server::{Protocol, RealServer, ServiceFlags, VirtualServer};
+use super::{DUMMY_DEVICE, IpvsRuleSet};
+
+/// The node settings IPVS mode depends on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IpvsSettings {
+    /// Whether this is the IPv6 proxier.
+    pub ipv6: bool,
+    /// The node IP (source ranges that hold it let the node reach a load balancer).
+    pub node_ip: IpAddr,
+    /// The scheduler (`--ipvs-scheduler`, default `rr`).
+    pub scheduler: CompactString,
+    /// The masquerade mark text.
+    pub mark: String,
+    /// How ClusterIP traffic is masqueraded.
+    pub cluster_ip_masquerade: ClusterIpMasquerade,
+    /// The node's interfaces and their addresses (what netlink lists), `kube-ipvs0` included
+    /// when it already holds addresses.
+    pub interfaces: Vec<(String, Vec<IpAddr>)>,
+    /// The addresses NodePort virtual servers are created on (see [`node_port_addresses`]).
+    pub node_port_ips: Vec<IpAddr>,
+    /// Name IPv6 sets as kube-proxy's test fake does (`KUBE-...`, no `KUBE-6-` prefix).
+    /// Off by default: kube-proxy v1.37.2's `NewProxier` names them `KUBE-6-...`.
+    pub unprefixed_ipv6_sets: bool,
+}
+
+/// What IPVS mode needs of one service port, as the per-node proxy model gives it.
+#[derive(Debug, Clone, Copy)]
+pub struct PortInput<'a> {
+    /// The ClusterIP of the proxier's family.
+    pub cluster_ip: IpAddr,
+    /// The Service port.
+    pub port: u16,
+    /// The protocol.
+    pub protocol: Protocol,
+    /// The NodePort, 0 when none.
+    pub node_port: u16,
+    /// The health-check NodePort, 0 when none.
+    pub health_check_node_port: u16,
+    /// The external IPs of the family.
+    pub external_ips: &'a [IpAddr],
+    /// The load-balancer VIPs of the family.
+    pub load_balancer_ips: &'a [IpAddr],
+    /// The load-balancer source ranges (empty: allow all).
+    pub source_ranges: &'a [IpNet],
+    /// The ClientIP affinity timeout in seconds, `None` without affinity.
+    pub affinity_timeout: Option<u32>,
+    /// `internalTrafficPolicy: Local`.
+    pub internal_local: bool,
+    /// `externalTrafficPolicy: Local` on an externally accessible Service.
+    pub external_local: bool,
+    /// The cluster endpoints (`ip`, `port`).
+    pub cluster: &'a [(IpAddr, u16)],
+    /// The local endpoints (`ip`, `port`).
+    pub local: &'a [(IpAddr, u16)],
+    /// Every endpoint of the port whatever its conditions, with whether it is local.
+    pub all: &'a [(IpAddr, u16, bool)],
+}
+
+/// Whether netlink would list `a` as a node address of the proxier's family: same family,
+/// not loopback, not IPv6 link-local (`isValidForSet`).
+fn valid_for_set(a: IpAddr, ipv6: bool) -> bool {
+    match a {
+        IpAddr::V4(v4) => !ipv6 && !v4.is_loopback(),
+        IpAddr::V6(v6) => {
+            if v6.to_ipv4_mapped().is_some() {
+                return !ipv6 && !v6.to_ipv4_mapped().is_some_and(|v| v.is_loopback());
+            }
+            ipv6 && !v6.is_loopback() && !v6.is_unicast_link_local()
+        }
+    }
+}
+
+/// The addresses NodePort virtual servers go on. With `cidrs` empty for the family or
+/// holding a zero CIDR ("match all"), every address of every interface but `kube-ipvs0`
+/// that is of the family and neither loopback nor IPv6 link-local; else each interface
+/// address inside one of the family's CIDRs, loopback left out. In value order, each once.
+pub fn node_port_addresses(ipv6: bool, cidrs: &[IpNet], interfaces: &[(String, Vec<IpAddr>)]) -> Vec<IpAddr> {
+    let fam: Vec<IpNet> = cidrs
+        .iter()
+        .copied()
+        .filter(|c| matches!(c, IpNet::V6(_)) == ipv6)
+        .collect();
+    let match_all = fam.is_empty() || fam.iter().any(|c| c.prefix_len() == 0);
+    let mut out: Vec<IpAddr> = Vec::new();
+    for (name, addrs) in interfaces {
+        for &a in addrs {
+            let take = if match_all {
+                name != DUMMY_DEVICE && valid_for_set(a, ipv6)
+            } else {
+                !a.is_loopback() && fam.iter().any(|c| c.contains(&a))
+            };
+            if take {
+                out.push(a);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Builds the rule set from the service ports (in any order; where two ports program one
+/// virtual server, the later one wins, as it would in kube-proxy's map order).
+pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &IpvsSettings) -> IpvsRuleSet {
+    let ipv6 = s.ipv6;
+    let mut sets = IpSets::new(ipv6);
+    if s.unprefixed_ipv6_sets {
+        sets = sets.with_unprefixed_names();
+    }
+    let mut node_addrs: Vec<IpAddr> = s
+        .interfaces
+        .iter()
+        .filter(|(n, _)| n != DUMMY_DEVICE)
+        .flat_map(|(_, a)| a.iter().copied())
+        .filter(|a| valid_for_set(*a, ipv6))
+        .collect();
+    node_addrs.sort_unstable();
+    node_addrs.dedup();
+    let is_node_addr = |a: &IpAddr| node_addrs.binary_search(a).is_ok();
+
+    let mut vss: Vec<VirtualServer> = Vec::new();
+    let mut binds: Vec<IpAddr> = Vec::new();
+    let mut blocked: Vec<BlockedFromNode> = Vec::new();
+    let base_flags = if s.scheduler == "mh" {
+        ServiceFlags::SOURCE_HASH
+    } else {
+        ServiceFlags::NONE
+    };
+
+    for p in ports {
+        let proto = p.protocol;
+        for &(ip, port, local) in p.all {
+            if local && port != 0 {
+                sets.add(
+                    IpSetKind::LoopBack,
+                    IpSetEntry::IpPortIp {
+                        ip,
+                        protocol: proto,
+                        port,
+                        ip2: ip,
+                    },
+                );
+            }
+        }
+        let (flags, timeout) = match p.affinity_timeout {
+            Some(t) => (base_flags | ServiceFlags::PERSISTENT, t),
+            None => (base_flags, 0),
+        };
+        let pick = |only_local: bool| -> &'a [(IpAddr, u16)] {
+            if only_local && !p.local.is_empty() {
+                p.local
+            } else {
+                p.cluster
+            }
+        };
+        let mut vs = |address: IpAddr, port: u16, eps: &[(IpAddr, u16)]| {
+            let mut real_servers: Vec<RealServer> =
+                eps.iter().map(|&(a, pt)| RealServer::new(a, pt)).collect();
+            if real_servers.len() > 1 {
+                real_servers.sort_by(|a, b| a.text_cmp(b));
+                real_servers.dedup_by(|a, b| a.address == b.address && a.port == b.port);
+            }
+            vss.push(VirtualServer {
+                address,
+                protocol: proto,
+                port,
+                scheduler: s.scheduler.clone(),
+                flags,
+                timeout,
+                real_servers,
+            });
+        };
+
+        let ci = p.cluster_ip;
+        sets.add(
+            IpSetKind::ClusterIp,
+            IpSetEntry::IpPort {
+                ip: ci,
+                protocol: proto,
+                port: p.port,
+            },
+        );
+        vs(ci, p.port, pick(p.internal_local));
+        binds.push(ci);
+
+        for &ip in p.external_ips {
+            let kind = if p.external_local {
+                IpSetKind::ExternalIpLocal
+            } else {
+                IpSetKind::ExternalIp
+            };
+            sets.add(
+                kind,
+                IpSetEntry::IpPort {
+                    ip,
+                    protocol: proto,
+                    port: p.port,
+                },
+            );
+            vs(ip, p.port, pick(p.external_local));
+            if !is_node_addr(&ip) {
+                binds.push(ip);
+            }
+        }
+
+        for &ip in p.load_balancer_ips {
+            let entry = IpSetEntry::IpPort {
+                ip,
+                protocol: proto,
+                port: p.port,
+            };
+            sets.add(IpSetKind::LoadBalancer, entry);
+            if p.external_local {
+                sets.add(IpSetKind::LoadBalancerLocal, entry);
+            }
+            if !p.source_ranges.is_empty() {
+                sets.add(IpSetKind::LoadBalancerFw, entry);
+                let mut from_node = false;
+                for &net in p.source_ranges {
+                    sets.add(
+                        IpSetKind::LoadBalancerSourceCidr,
+                        IpSetEntry::IpPortNet {
+                            ip,
+                            protocol: proto,
+                            port: p.port,
+                            net,
+                        },
+                    );
+                    from_node |= net.contains(&s.node_ip);
+                }
+                if from_node {
+                    sets.add(
+                        IpSetKind::LoadBalancerSourceIp,
+                        IpSetEntry::IpPortIp {
+                            ip,
+                            protocol: proto,
+                            port: p.port,
+                            ip2: ip,
+                        },
+                    );
+                } else {
+                    blocked.push(BlockedFromNode {
+                        ip,
+                        protocol: proto,
+                        port: p.port,
+                    });
+                }
+            }
+            vs(ip, p.port, pick(p.external_local));
+            if !is_node_addr(&ip) {
+                binds.push(ip);
+            }
+        }
+
+        if p.node_port != 0 {
+            // No node address: kube-proxy skips the rest of the port, health check included.
+            if s.node_port_ips.is_empty() {
+                continue;
+            }
+            let np = p.node_port;
+            let (all, local) = match proto {
+                Protocol::Tcp => (IpSetKind::NodePortTcp, IpSetKind::NodePortLocalTcp),
+                Protocol::Udp => (IpSetKind::NodePortUdp, IpSetKind::NodePortLocalUdp),
+                Protocol::Sctp => (IpSetKind::NodePortSctp, IpSetKind::NodePortLocalSctp),
+            };
+            let mut add = |kind: IpSetKind| {
+                if proto == Protocol::Sctp {
+                    for &ip in &s.node_port_ips {
+                        sets.add(
+                            kind,
+                            IpSetEntry::IpPort {
+                                ip,
+                                protocol: proto,
+                                port: np,
+                            },
+                        );
+                    }
+                } else {
+                    sets.add(kind, IpSetEntry::Port(np));
+                }
+            };
+            add(all);
+            if p.external_local {
+                add(local);
+            }
+            for &ip in &s.node_port_ips {
+                vs(ip, np, pick(p.external_local));
+            }
+        }
+
+        if p.health_check_node_port != 0 {
+            sets.add(
+                IpSetKind::HealthCheckNodePort,
+                IpSetEntry::Port(p.health_check_node_port),
+            );
+        }
+    }
+
+    // One virtual server per key: the last one programmed wins.
+    vss.reverse();
+    vss.sort_by(|a, b| a.key().output_cmp(&b.key()));
+    vss.dedup_by(|later, first| later.key() == first.key());
+
+    binds.sort_unstable();
+    binds.dedup();
+    for &a in &binds {
+        sets.add(IpSetKind::IpvsIps, IpSetEntry::Ip(a));
+    }
+    sets.normalize();
+
+    // Addresses already on kube-ipvs0 that netlink does not list for this family stay bound.
+    let mut bind_addresses = binds;
+    for (name, addrs) in &s.interfaces {
+        if name == DUMMY_DEVICE {
+            bind_addresses.extend(addrs.iter().copied().filter(|a| !valid_for_set(*a, ipv6)));
+        }
+    }
+    bind_addresses.sort_unstable();
+    bind_addresses.dedup();
+
+    let iptables = IptablesPart::build(
+        &sets,
+        &blocked,
+        &IptablesSettings {
+            ipv6,
+            mark: &s.mark,
+            cluster_ip_masquerade: &s.cluster_ip_masquerade,
+        },
+    );
+    IpvsRuleSet {
+        ipv6,
+        virtual_servers: vss,
+        ipsets: sets,
+        bind_addresses,
+        iptables,
+    }
+}
