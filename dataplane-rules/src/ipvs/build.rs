@@ -345,3 +345,152 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
         iptables,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ipvs::{IpSetKind, IptablesView, Protocol};
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    fn settings(node_port_ips: Vec<IpAddr>) -> IpvsSettings {
+        IpvsSettings {
+            ipv6: false,
+            node_ip: ip("100.101.102.103"),
+            scheduler: "rr".into(),
+            mark: "0x4000".into(),
+            cluster_ip_masquerade: ClusterIpMasquerade::SourceIsVip,
+            interfaces: vec![("eth0".into(), vec![ip("100.101.102.103")])],
+            node_port_ips,
+            unprefixed_ipv6_sets: false,
+        }
+    }
+
+    fn port<'a>(eps: &'a [(IpAddr, u16)], all: &'a [(IpAddr, u16, bool)]) -> PortInput<'a> {
+        PortInput {
+            cluster_ip: ip("10.20.30.41"),
+            port: 80,
+            protocol: Protocol::Udp,
+            node_port: 3001,
+            health_check_node_port: 0,
+            external_ips: &[],
+            load_balancer_ips: &[],
+            source_ranges: &[],
+            affinity_timeout: None,
+            internal_local: false,
+            external_local: false,
+            cluster: eps,
+            local: &[],
+            all,
+        }
+    }
+
+    /// kube-proxy's TestNodePortIPv4 "UDP service with node port, has endpoints".
+    #[test]
+    fn udp_node_port() {
+        let eps = [(ip("10.180.0.1"), 80)];
+        let all = [(ip("10.180.0.1"), 80, false)];
+        let rs = build_rule_set([port(&eps, &all)], &settings(vec![ip("100.101.102.103")]));
+        let keys: Vec<String> = rs.virtual_servers.iter().map(|v| v.key().to_string()).collect();
+        assert_eq!(keys, ["10.20.30.41:80/UDP", "100.101.102.103:3001/UDP"]);
+        assert!(rs.virtual_servers.iter().all(|v| v.real_servers.len() == 1));
+        assert_eq!(
+            rs.ipsets.get(IpSetKind::NodePortUdp).entries,
+            [IpSetEntry::Port(3001)]
+        );
+        assert_eq!(rs.bind_addresses, [ip("10.20.30.41")]);
+        let text = rs.text(IptablesView::Transaction);
+        assert!(
+            text.contains(
+                "-A -u 100.101.102.103:3001 -s rr\n-a -u 100.101.102.103:3001 -r 10.180.0.1:80 -m -w 1\n"
+            ),
+            "{text}"
+        );
+        assert!(text.contains("--match-set KUBE-CLUSTER-IP src,dst -j KUBE-MARK-MASQ"));
+    }
+
+    /// No node address: no NodePort virtual server, and the health-check port is skipped too.
+    #[test]
+    fn no_node_address_skips_the_rest_of_the_port() {
+        let mut p = port(&[], &[]);
+        p.health_check_node_port = 32000;
+        let rs = build_rule_set([p], &settings(vec![]));
+        assert_eq!(rs.virtual_servers.len(), 1);
+        assert!(rs.ipsets.get(IpSetKind::NodePortUdp).is_empty());
+        assert!(rs.ipsets.get(IpSetKind::HealthCheckNodePort).is_empty());
+    }
+
+    /// eTP=Local with no local endpoint falls back to the cluster endpoints; with one, only it.
+    #[test]
+    fn local_policy_falls_back_to_cluster_endpoints() {
+        let cluster = [(ip("10.0.0.1"), 80), (ip("10.0.0.2"), 80)];
+        let local = [(ip("10.0.0.2"), 80)];
+        let all = [(ip("10.0.0.1"), 80, false), (ip("10.0.0.2"), 80, true)];
+        let mut p = port(&cluster, &all);
+        p.external_local = true;
+        let s = settings(vec![ip("100.101.102.103")]);
+        let rs = build_rule_set([p], &s);
+        let np = rs.virtual_servers.iter().find(|v| v.port == 3001).unwrap();
+        assert_eq!(np.real_servers.len(), 2);
+        p.local = &local;
+        let rs = build_rule_set([p], &s);
+        let np = rs.virtual_servers.iter().find(|v| v.port == 3001).unwrap();
+        assert_eq!(np.real_servers, [RealServer::new(ip("10.0.0.2"), 80)]);
+        assert_eq!(rs.ipsets.get(IpSetKind::LoopBack).entries.len(), 1);
+        assert_eq!(
+            rs.ipsets.get(IpSetKind::NodePortLocalUdp).entries,
+            [IpSetEntry::Port(3001)]
+        );
+    }
+
+    #[test]
+    fn load_balancer_source_ranges() {
+        let lbs = [ip("203.0.113.9"), ip("100.101.102.103")];
+        let ranges: [IpNet; 1] = ["203.0.113.0/25".parse().unwrap()];
+        let mut p = port(&[], &[]);
+        p.load_balancer_ips = &lbs;
+        p.source_ranges = &ranges;
+        p.affinity_timeout = Some(600);
+        let mut s = settings(vec![ip("100.101.102.103")]);
+        s.scheduler = "mh".into();
+        let rs = build_rule_set([p], &s);
+        assert_eq!(rs.ipsets.get(IpSetKind::LoadBalancerSourceCidr).entries.len(), 2);
+        assert!(rs.ipsets.get(IpSetKind::LoadBalancerSourceIp).is_empty());
+        let drops: Vec<&str> = rs
+            .iptables
+            .filter
+            .iter()
+            .filter(|r| r.chain == "KUBE-IPVS-OUT-FILTER")
+            .map(|r| r.line.as_str())
+            .collect();
+        assert_eq!(drops.len(), 2);
+        assert!(drops.contains(&"-A KUBE-IPVS-OUT-FILTER -s 203.0.113.9 -m ipvs --vaddr 203.0.113.9 --vproto udp --vport 80 -j DROP"));
+        // The LB IP that is a node address gets its virtual server but no binding.
+        assert_eq!(rs.bind_addresses, [ip("10.20.30.41"), ip("203.0.113.9")]);
+        let vs = rs.virtual_servers.iter().find(|v| v.address == lbs[0]).unwrap();
+        assert_eq!(
+            (vs.flags.names(), vs.timeout),
+            (vec!["persistent".to_owned(), "source-hash".to_owned()], 600)
+        );
+    }
+
+    #[test]
+    fn node_port_addresses_match_all_or_cidrs() {
+        let ifs = vec![
+            ("lo".to_owned(), vec![ip("127.0.0.1"), ip("::1")]),
+            (
+                "eth0".to_owned(),
+                vec![ip("192.168.0.2"), ip("fe80::1"), ip("fd00::2")],
+            ),
+            ("kube-ipvs0".to_owned(), vec![ip("10.96.0.1")]),
+        ];
+        assert_eq!(node_port_addresses(false, &[], &ifs), [ip("192.168.0.2")]);
+        assert_eq!(node_port_addresses(true, &[], &ifs), [ip("fd00::2")]);
+        let all: Vec<IpNet> = vec!["0.0.0.0/0".parse().unwrap()];
+        assert_eq!(node_port_addresses(false, &all, &ifs), [ip("192.168.0.2")]);
+        let cidrs: Vec<IpNet> = vec!["10.96.0.0/16".parse().unwrap(), "127.0.0.0/8".parse().unwrap()];
+        assert_eq!(node_port_addresses(false, &cidrs, &ifs), [ip("10.96.0.1")]);
+    }
+}
