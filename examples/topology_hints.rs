@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let service: Service = serde_json::from_value(serde_json::json!({
         "metadata": {"name": "web", "namespace": "shop",
                      "annotations": {"service.kubernetes.io/topology-mode": "Auto"}},
-        "spec": {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80}]}
+        "spec": {"selector": {"app": "web"}, "clusterIP": "10.96.0.10", "ports": [{"name": "http", "port": 80}]}
     }))?;
     // Ten endpoints, most of them in zone-a.
     let zones = [

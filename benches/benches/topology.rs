@@ -123,6 +123,8 @@ fn service(name: &str, annotated: bool) -> Service {
             ..Default::default()
         }]),
         ip_families: Some(vec!["IPv4".into()]),
+        cluster_ip: Some("10.96.0.10".into()),
+        cluster_ips: Some(vec!["10.96.0.10".into()]),
         ..Default::default()
     });
     s

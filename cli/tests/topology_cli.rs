@@ -13,7 +13,7 @@ fn node(name: &str, zone: &str, cpu: &str) -> Value {
 
 fn service(annotations: Value, spec_extra: Value) -> Value {
     let mut spec = json!({"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80, "protocol": "TCP"}],
-                          "ipFamilies": ["IPv4"]});
+                          "ipFamilies": ["IPv4"], "clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"]});
     if let (Some(s), Some(extra)) = (spec.as_object_mut(), spec_extra.as_object()) {
         for (k, v) in extra {
             s.insert(k.clone(), v.clone());
@@ -262,4 +262,50 @@ fn command_line_and_input_errors_exit_2() {
     let r = common::svcnet_stdin(&["endpoints", "--node", "n", "-"], b"{not json");
     assert_eq!(r.code, 2);
     assert!(!r.stderr.contains("panicked"));
+}
+
+/// Issue 17 §1: kube-proxy v1.37.2 (checked with kube-oracle) programs svc1 with the two ready
+/// endpoints 10.180.0.1:80 and 10.180.0.2:80 and nothing for `noip`: endpoint addresses are read
+/// leniently and used in canonical form, the non-terminating copy of a duplicate address wins
+/// (even over a local terminating one), and a Service without a cluster IP is skipped.
+#[test]
+fn endpoints_follow_kube_proxy_on_lenient_duplicate_and_unset_cluster_ip_input() {
+    let slice = |name: &str, svc: &str, eps: Value| {
+        json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+               "metadata": {"name": name, "namespace": "ns1", "labels": {"kubernetes.io/service-name": svc}},
+               "addressType": "IPv4", "ports": [{"name": "p80", "port": 80, "protocol": "TCP"}], "endpoints": eps})
+    };
+    let svc = |name: &str, ip: &str| {
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name, "namespace": "ns1"},
+               "spec": {"clusterIP": ip, "ports": [{"name": "p80", "port": 80, "protocol": "TCP"}]}})
+    };
+    let input = json!({"apiVersion": "v1", "kind": "List", "items": [
+        svc("svc1", "172.30.0.41"),
+        svc("noip", ""),
+        slice("svc1-a", "svc1", json!([
+            {"addresses": ["10.180.00.001"], "conditions": {"ready": true}},
+            {"addresses": ["10.180.0.2"], "nodeName": "node-a",
+             "conditions": {"ready": false, "serving": true, "terminating": true}}])),
+        slice("svc1-b", "svc1", json!([{"addresses": ["10.180.0.2"], "nodeName": "node-b", "conditions": {"ready": true}}])),
+        slice("noip-a", "noip", json!([{"addresses": ["10.180.0.9"], "conditions": {"ready": true}}])),
+    ]});
+    let dir = common::scratch_dir("issue17");
+    let path = dir.join("input.json");
+    std::fs::write(&path, input.to_string()).unwrap();
+    let run = common::svcnet(&[
+        "endpoints",
+        "--node",
+        "node-a",
+        "--output",
+        "json",
+        path.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    let services = out["services"].as_array().unwrap();
+    assert_eq!(services.len(), 1, "{out}");
+    assert_eq!(services[0]["servicePort"], "ns1/svc1:p80");
+    assert_eq!(services[0]["cluster"], json!(["10.180.0.1:80", "10.180.0.2:80"]));
+    assert_eq!(services[0]["clusterTerminatingFallback"], false);
+    assert_eq!(out["ignored"], json!([]));
 }

@@ -107,7 +107,7 @@ pub struct EndpointConditions {
     /// Ready to receive traffic (unknown is read as ready).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
-    /// Serving, whether or not terminating (unknown is read as ready's value).
+    /// Serving, whether or not terminating (unknown is read as serving, as kube-proxy reads it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serving: Option<bool>,
     /// Terminating (unknown is read as not terminating).
@@ -116,14 +116,16 @@ pub struct EndpointConditions {
 }
 
 impl EndpointConditions {
-    /// `ready`, reading unknown as true, as consumers are told to.
+    /// `ready`, reading unknown as true, as consumers are told to (kube-proxy v1.37.2,
+    /// `pkg/proxy/endpointslicecache.go` `addEndpoints`).
     pub fn is_ready(&self) -> bool {
         self.ready.unwrap_or(true)
     }
 
-    /// `serving`, reading unknown as `is_ready()`.
+    /// `serving`, reading unknown as true: kube-proxy v1.37.2 (`addEndpoints`) reads an
+    /// absent `serving` as serving; it does not follow `ready`.
     pub fn is_serving(&self) -> bool {
-        self.serving.unwrap_or_else(|| self.is_ready())
+        self.serving.unwrap_or(true)
     }
 
     /// `terminating`, reading unknown as false.
@@ -176,4 +178,28 @@ pub struct EndpointPort {
     /// The application protocol.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_protocol: Option<String>,
+}
+
+#[cfg(test)]
+mod condition_tests {
+    use super::EndpointConditions;
+
+    #[test]
+    fn absent_conditions_read_as_kube_proxy_reads_them() {
+        let none = EndpointConditions::default();
+        assert!(none.is_ready() && none.is_serving() && !none.is_terminating());
+        // An absent `serving` is serving even when not ready (it does not follow `ready`).
+        let not_ready = EndpointConditions {
+            ready: Some(false),
+            ..EndpointConditions::default()
+        };
+        assert!(!not_ready.is_ready());
+        assert!(not_ready.is_serving());
+        let not_serving = EndpointConditions {
+            serving: Some(false),
+            terminating: Some(true),
+            ..EndpointConditions::default()
+        };
+        assert!(!not_serving.is_serving() && not_serving.is_terminating());
+    }
 }

@@ -302,6 +302,48 @@ impl Service {
         primary == Some(CLUSTER_IP_NONE)
     }
 
+    /// Kubernetes' `IsServiceIPSet`: `spec.clusterIP` is neither empty nor `None`.
+    pub fn is_cluster_ip_set(&self) -> bool {
+        self.spec()
+            .cluster_ip
+            .as_deref()
+            .is_some_and(|ip| !ip.is_empty() && ip != CLUSTER_IP_NONE)
+    }
+
+    /// kube-proxy's `ShouldSkipService` (v1.37.2, `pkg/proxy/util/utils.go`): a Service
+    /// without a set `spec.clusterIP` (empty or `None`) or of type `ExternalName` is not
+    /// proxied at all.
+    pub fn skipped_by_proxy(&self) -> bool {
+        !self.is_cluster_ip_set() || self.type_() == service_type::EXTERNAL_NAME
+    }
+
+    /// kube-proxy's `GetClusterIPByFamily` (v1.37.2, `pkg/proxy/util/utils.go`) for family
+    /// `IPv4` or `IPv6`: with `spec.ipFamilies` set, the `spec.clusterIPs` entry at the index
+    /// of that family; without, `spec.clusterIP` when it is of that family (read leniently).
+    /// `None` when the Service has no cluster IP of the family (kube-proxy's `""`). The text
+    /// is returned as written.
+    pub fn cluster_ip_for_family(&self, family: &str) -> Option<&str> {
+        let spec = self.spec();
+        match spec.ip_families.as_deref() {
+            None | Some([]) => {
+                let ip = spec.cluster_ip.as_deref()?;
+                if ip.is_empty() || ip == CLUSTER_IP_NONE {
+                    return None;
+                }
+                let v6 = crate::validation::names::is_ipv6_string(ip);
+                (v6 == (family == "IPv6")).then_some(ip)
+            }
+            Some(families) => {
+                let idx = families.iter().position(|f| f == family)?;
+                spec.cluster_ips
+                    .as_deref()?
+                    .get(idx)
+                    .map(String::as_str)
+                    .filter(|ip| !ip.is_empty())
+            }
+        }
+    }
+
     /// The Service's cluster IPs, parsed: `clusterIPs` when set, else `clusterIP`.
     /// Headless and unallocated Services give an empty list; a bad address is an error naming
     /// its field and value.
@@ -383,6 +425,30 @@ pub fn parse_cidr(field: &str, value: &str) -> Result<ipnet::IpNet, ModelError> 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn proxy_skips_and_cluster_ip_by_family() {
+        let svc = |v: serde_json::Value| -> Service { serde_json::from_value(v).unwrap() };
+        let empty = svc(serde_json::json!({"spec": {"clusterIP": ""}}));
+        assert!(empty.skipped_by_proxy() && empty.cluster_ip_for_family("IPv4").is_none());
+        let headless = svc(serde_json::json!({"spec": {"clusterIP": "None"}}));
+        assert!(headless.skipped_by_proxy());
+        let ext = svc(serde_json::json!({"spec": {"clusterIP": "10.0.0.1", "type": "ExternalName"}}));
+        assert!(ext.skipped_by_proxy());
+        let v4 = svc(serde_json::json!({"spec": {"clusterIP": "172.30.0.041"}}));
+        assert!(!v4.skipped_by_proxy());
+        assert_eq!(v4.cluster_ip_for_family("IPv4"), Some("172.30.0.041"));
+        assert_eq!(v4.cluster_ip_for_family("IPv6"), None);
+        let dual = svc(serde_json::json!({"spec": {"clusterIP": "fd00::1",
+            "clusterIPs": ["fd00::1", ""], "ipFamilies": ["IPv6", "IPv4"]}}));
+        assert_eq!(dual.cluster_ip_for_family("IPv6"), Some("fd00::1"));
+        assert_eq!(dual.cluster_ip_for_family("IPv4"), None);
+        let one = svc(
+            serde_json::json!({"spec": {"clusterIP": "10.0.0.1", "ipFamilies": ["IPv4", "IPv6"],
+            "clusterIPs": ["10.0.0.1"]}}),
+        );
+        assert_eq!(one.cluster_ip_for_family("IPv6"), None);
+    }
+
     use super::*;
 
     fn svc(cluster_ip: Option<&str>, cluster_ips: Option<&[&str]>) -> Service {

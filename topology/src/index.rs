@@ -46,7 +46,8 @@ impl Entry<'_> {
 /// use svcnet_topology::{NodeTopology, NodeView, SelectOptions, SliceIndex};
 ///
 /// let services: Vec<Service> = vec![serde_json::from_str(
-///     r#"{"metadata":{"name":"web","namespace":"shop"},"spec":{"ports":[{"port":80}]}}"#).unwrap()];
+///     r#"{"metadata":{"name":"web","namespace":"shop"},"spec":{"clusterIP":"10.96.0.10",
+///         "ports":[{"port":80}]}}"#).unwrap()];
 /// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
 ///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
 ///     "addressType":"IPv4","ports":[{"name":"","port":8080}],
@@ -141,9 +142,7 @@ impl<'a> SliceIndex<'a> {
                     }
                     match ep.addresses.first() {
                         None => ignore(String::new(), "endpoint without addresses"),
-                        Some(a) if a.parse::<IpAddr>().is_err() => {
-                            ignore(a.to_string(), "address is not an IP")
-                        }
+                        Some(a) if parse_ip(a).is_none() => ignore(a.to_string(), "address is not an IP"),
                         Some(a) => ignore(a.to_string(), "address of the other IP family"),
                     }
                 }
@@ -307,20 +306,22 @@ pub(crate) fn push_endpoints<'a>(
             node_name: ep.node_name.as_deref(),
             zone: ep.zone.as_deref(),
             is_local: !node_name.is_empty() && ep.node_name.as_deref() == Some(node_name),
-            ready: ep.conditions.ready.unwrap_or(true),
-            serving: ep.conditions.serving.unwrap_or(true),
-            terminating: ep.conditions.terminating.unwrap_or(false),
+            ready: ep.conditions.is_ready(),
+            serving: ep.conditions.is_serving(),
+            terminating: ep.conditions.is_terminating(),
             zone_hints: hints.and_then(|h| h.for_zones.as_deref()).unwrap_or(&[]),
             node_hints,
         });
     }
 }
 
-/// An address as `str::parse::<IpAddr>` reads it, with a shortcut for the usual dotted quad.
+/// An address as kube-proxy v1.37.2 reads an endpoint address (`ParseIPSloppy`: leading
+/// zeros accepted, IPv4-mapped IPv6 read as IPv4), with a shortcut for the usual dotted
+/// quad. The canonical form is the value's `Display`.
 fn parse_ip(s: &str) -> Option<IpAddr> {
     match dotted_quad(s.as_bytes()) {
         Some(v4) => Some(IpAddr::V4(v4)),
-        None => s.parse().ok(),
+        None => svcnet_model::validation::names::parse_ip_sloppy(s),
     }
 }
 
@@ -357,8 +358,9 @@ fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
     Some(Ipv4Addr::from(octets))
 }
 
-/// Sorts endpoints by `IP:port` text and keeps one per address: the last local copy when
-/// there is one, else the first copy (kube-proxy's map, where a local copy overwrites).
+/// Sorts endpoints by `IP:port` text and keeps one per address as kube-proxy v1.37.2's
+/// `addEndpoints` does: a later copy replaces an earlier one unless it is terminating, so the
+/// last non-terminating copy wins, else the first copy.
 /// Only `list[start..]` is touched.
 pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
     let Some(eps) = list.get_mut(start..) else { return };
@@ -383,7 +385,7 @@ pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
         while let Some(e) = eps.get(j)
             && e.addr() == first.addr()
         {
-            if e.is_local {
+            if !e.terminating {
                 chosen = *e;
             }
             j += 1;
@@ -609,14 +611,15 @@ mod tests {
 
     proptest::proptest! {
         /// The dotted-quad shortcut never accepts what the standard parser rejects, never
-        /// reads a value differently, and takes every address the standard parser prints.
+        /// reads a value differently, and takes every address the standard parser prints;
+        /// with it, `parse_ip` reads as the lenient parser does.
         #[test]
         fn dotted_quad_agrees_with_the_standard_parser(text in "[0-9.]{0,17}|[0-9a-f:.x ]{0,12}",
                                                       octets in proptest::prelude::any::<[u8; 4]>()) {
             if let Some(v4) = dotted_quad(text.as_bytes()) {
                 proptest::prop_assert_eq!(text.parse::<IpAddr>().ok(), Some(IpAddr::V4(v4)));
             }
-            proptest::prop_assert_eq!(parse_ip(&text), text.parse::<IpAddr>().ok());
+            proptest::prop_assert_eq!(parse_ip(&text), svcnet_model::validation::names::parse_ip_sloppy(&text));
             let printed = Ipv4Addr::from(octets).to_string();
             proptest::prop_assert_eq!(dotted_quad(printed.as_bytes()), Some(Ipv4Addr::from(octets)));
         }
@@ -643,7 +646,7 @@ mod tests {
     }
 
     #[test]
-    fn sort_and_dedup_keeps_the_last_local_copy_else_the_first() {
+    fn sort_and_dedup_keeps_the_last_non_terminating_copy_else_the_first() {
         let ip = |s: &str| s.parse::<IpAddr>().unwrap();
         // The first endpoint belongs to another service port and stays as it is.
         let mut eps = vec![
@@ -653,11 +656,22 @@ mod tests {
             endpoint(ip("10.0.0.2"), 80),
             endpoint(ip("10.0.0.1"), 80),
             endpoint(ip("10.0.0.1"), 80),
+            endpoint(ip("10.0.0.3"), 80),
+            endpoint(ip("10.0.0.3"), 80),
         ];
+        // 10.0.0.2: a local terminating copy after a remote ready one: the ready one wins.
+        eps[1].node_name = Some("remote");
         eps[3].is_local = true;
-        eps[3].node_name = Some("a");
+        eps[3].terminating = true;
+        eps[3].node_name = Some("local");
+        // 10.0.0.1: two non-terminating copies: the last wins.
         eps[4].node_name = Some("first");
         eps[5].node_name = Some("second");
+        // 10.0.0.3: both terminating: the first stays.
+        eps[6].terminating = true;
+        eps[6].node_name = Some("first");
+        eps[7].terminating = true;
+        eps[7].node_name = Some("second");
         sort_and_dedup(&mut eps, 1);
         let got: Vec<(String, Option<&str>)> = eps.iter().map(|e| (e.to_string(), e.node_name)).collect();
         assert_eq!(
@@ -665,9 +679,21 @@ mod tests {
             [
                 ("10.9.9.9:80".to_owned(), None),
                 ("10.0.0.10:80".to_owned(), None),
-                ("10.0.0.1:80".to_owned(), Some("first")),
-                ("10.0.0.2:80".to_owned(), Some("a")),
+                ("10.0.0.1:80".to_owned(), Some("second")),
+                ("10.0.0.2:80".to_owned(), Some("remote")),
+                ("10.0.0.3:80".to_owned(), Some("first")),
             ]
         );
+    }
+
+    #[test]
+    fn endpoint_addresses_are_read_leniently_in_canonical_form() {
+        assert_eq!(parse_ip("10.180.00.001"), Some(ip4(10, 180, 0, 1)));
+        assert_eq!(parse_ip("fd00:0:0::0001"), "fd00::1".parse().ok());
+        assert_eq!(parse_ip("bogus"), None);
+    }
+
+    fn ip4(a: u8, b: u8, c: u8, d: u8) -> IpAddr {
+        IpAddr::V4(Ipv4Addr::new(a, b, c, d))
     }
 }

@@ -63,7 +63,7 @@
 //!
 //! let svc: Service = serde_json::from_str(r#"{"metadata":{"name":"web","namespace":"shop",
 //!     "annotations":{"service.kubernetes.io/topology-mode":"Auto"}},
-//!     "spec":{"ports":[{"port":80}]}}"#).unwrap();
+//!     "spec":{"clusterIP":"10.96.0.10","ports":[{"port":80}]}}"#).unwrap();
 //! let slice: EndpointSlice = serde_json::from_str(r#"{
 //!     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
 //!     "addressType":"IPv4","ports":[{"name":"","port":8080,"protocol":"TCP"}],"endpoints":[

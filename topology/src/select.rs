@@ -266,8 +266,9 @@ pub struct NodeView<'a> {
 }
 
 impl<'a> NodeView<'a> {
-    /// Builds the view of `node` over these Services and EndpointSlices. ExternalName and
-    /// headless Services are skipped, as the proxy skips them.
+    /// Builds the view of `node` over these Services and EndpointSlices. Services kube-proxy
+    /// skips are skipped (`ShouldSkipService`: ExternalName, `clusterIP` empty or `None`), and
+    /// so is each family the Service has no cluster IP of (`GetClusterIPByFamily`).
     ///
     /// The slices are indexed by Service once, so the cost grows with the number of slices
     /// and service ports, not their product. To build the views of many nodes, index the
@@ -292,13 +293,16 @@ impl<'a> NodeView<'a> {
         let mut ports: Vec<PortEntry<'a>> = Vec::with_capacity(services.len());
         let mut endpoints: Vec<ProxyEndpoint<'a>> = Vec::with_capacity(index.endpoint_count());
         for svc in services {
-            if svc.type_() == "ExternalName" || svc.is_headless() {
+            if svc.skipped_by_proxy() {
                 continue;
             }
             let families = service_families(svc);
             let (namespace, service) = (svc.metadata.namespace(), svc.metadata.name());
             for p in svc.spec().ports() {
                 for family in families.iter() {
+                    if svc.cluster_ip_for_family(family.as_str()).is_none() {
+                        continue;
+                    }
                     let name = ServicePortName {
                         namespace,
                         name: service,
@@ -491,6 +495,7 @@ mod tests {
         let svc: Service = serde_json::from_value(serde_json::json!({
             "metadata": {"name": "web", "namespace": "ns"},
             "spec": {"ports": [{"name": "http", "port": 80, "protocol": "TCP"}], "ipFamilies": ["IPv4"],
+                     "clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],
                      "internalTrafficPolicy": "Local"}
         }))
         .unwrap();

@@ -392,7 +392,7 @@ fn reference_view(services: &[Service], slices: &[EndpointSlice], node: &str, no
                         ignore(String::new(), "endpoint without addresses");
                         continue;
                     };
-                    let Ok(ip) = first.parse::<std::net::IpAddr>() else {
+                    let Some(ip) = svcnet_model::validation::names::parse_ip_sloppy(first) else {
                         ignore(first.to_string(), "address is not an IP");
                         continue;
                     };
@@ -402,7 +402,9 @@ fn reference_view(services: &[Service], slices: &[EndpointSlice], node: &str, no
                     }
                     let addr = std::net::SocketAddr::new(ip, number).to_string();
                     let local = !node.is_empty() && e.node_name.as_deref() == Some(node);
-                    if local || !set.contains_key(&addr) {
+                    // kube-proxy v1.37.2's addEndpoints: a later copy replaces an earlier one
+                    // unless it is terminating.
+                    if !e.conditions.is_terminating() || !set.contains_key(&addr) {
                         set.insert(addr.clone(), endpoint_text(addr, e, local, node_hints));
                     }
                 }
@@ -412,7 +414,7 @@ fn reference_view(services: &[Service], slices: &[EndpointSlice], node: &str, no
     }
     let mut ports = Vec::new();
     for svc in services {
-        if svc.type_() == "ExternalName" || svc.is_headless() {
+        if svc.skipped_by_proxy() {
             continue;
         }
         let mut families: Vec<IpFamily> = svc
@@ -434,6 +436,7 @@ fn reference_view(services: &[Service], slices: &[EndpointSlice], node: &str, no
             families.push(IpFamily::V4);
         }
         families.dedup();
+        families.retain(|f| svc.cluster_ip_for_family(f.as_str()).is_some());
         for p in svc.spec().ports() {
             for &family in &families {
                 let key = (
@@ -491,20 +494,27 @@ fn view_text(view: &NodeView<'_>) -> ViewText {
 /// (some dual-stack, some repeated), slices with duplicate names and addresses, unnamed and
 /// zero ports, bad and other-family addresses, missing labels.
 fn proxy_cluster() -> impl Strategy<Value = (Vec<Service>, Vec<EndpointSlice>)> {
-    let service = (0usize..2, 0usize..3, 0usize..3, prop::collection::vec((0usize..3, 0usize..2), 1..3)).prop_map(
-        |(ns, name, fam, ports)| {
+    let service = (0usize..2, 0usize..3, 0usize..3, prop::collection::vec((0usize..3, 0usize..2), 1..3), 0usize..4).prop_map(
+        |(ns, name, fam, ports, ips)| {
             let families: &[&str] = [&["IPv4"][..], &["IPv6"], &["IPv4", "IPv6"]][fam];
+            // Cluster IPs: one per family, none (not allocated), headless, or only the first.
+            let cluster_ips: Vec<&str> = match ips {
+                0 => families.iter().map(|f| if *f == "IPv4" { "10.96.0.1" } else { "fd00::1" }).collect(),
+                1 => vec![""],
+                2 => vec!["None"],
+                _ => families.iter().take(1).map(|f| if *f == "IPv4" { "10.96.0.1" } else { "fd00::1" }).collect(),
+            };
             serde_json::from_value::<Service>(serde_json::json!({
                 "metadata": {"name": format!("s{name}"), "namespace": format!("ns{ns}")},
-                "spec": {"ipFamilies": families, "ports": ports.iter().enumerate().map(|(i, (n, proto))| serde_json::json!({
+                "spec": {"ipFamilies": families, "clusterIP": cluster_ips[0], "clusterIPs": cluster_ips, "ports": ports.iter().enumerate().map(|(i, (n, proto))| serde_json::json!({
                     "name": (["", "http", "dns"][*n]), "port": 80 + i, "protocol": (["TCP", "UDP"][*proto])
                 })).collect::<Vec<_>>()}
             }))
             .unwrap()
         },
     );
-    let endpoint = (0usize..6, 0usize..3, 0usize..4, 0usize..3, 0usize..4).prop_map(|(addr, node, cond, zone, hint)| {
-        let address = ["10.0.0.1", "10.0.0.10", "10.0.0.2", "fd00::1", "fd00::a", "bogus"][addr];
+    let endpoint = (0usize..7, 0usize..3, 0usize..4, 0usize..3, 0usize..4).prop_map(|(addr, node, cond, zone, hint)| {
+        let address = ["10.0.0.1", "10.0.0.010", "10.0.0.2", "fd00::1", "fd00::a", "bogus", "10.0.0.10"][addr];
         let (ready, serving, terminating) = [(None, None, None), (Some(true), Some(true), Some(false)),
             (Some(false), Some(true), Some(true)), (Some(false), Some(false), Some(false))][cond];
         let mut hints = serde_json::json!({});

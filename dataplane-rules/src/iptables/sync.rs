@@ -1,0 +1,245 @@
+//! Full and partial syncs (KEP-3453) as kube-proxy v1.37.2's iptables proxier runs them, and
+//! the tables they leave behind.
+
+use std::collections::{HashMap, HashSet};
+
+use indexmap::IndexMap;
+use serde::Serialize;
+
+use super::build::{IptablesSettings, Line, Scope, Transaction, build_transaction};
+use super::types::*;
+use crate::proxy::{ProxyModel, ServicePortInfo};
+
+/// The built-in chains of a table, in `iptables-save` order.
+fn builtin_chains(table: &str) -> &'static [&'static str] {
+    match table {
+        "filter" => &["INPUT", "FORWARD", "OUTPUT"],
+        "nat" => &["PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"],
+        _ => &[],
+    }
+}
+
+/// One table as the kernel holds it: every chain with its rules.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KernelTable {
+    /// `filter` or `nat`.
+    pub name: &'static str,
+    /// Chains in creation order (built-in chains first) with their rules.
+    pub chains: IndexMap<Chain, Vec<Rule>>,
+}
+
+impl KernelTable {
+    fn new(name: &'static str) -> Self {
+        let mut chains = IndexMap::new();
+        for b in builtin_chains(name) {
+            chains.insert(Chain::Fixed(b), Vec::new());
+        }
+        KernelTable { name, chains }
+    }
+
+    fn ensure_chain(&mut self, c: Chain) {
+        self.chains.entry(c).or_default();
+    }
+
+    /// `EnsureRule(Prepend, ...)`: inserts the rule first unless it is there already.
+    fn ensure_rule_first(&mut self, r: Rule) {
+        let rules = self.chains.entry(r.chain).or_default();
+        if !rules.contains(&r) {
+            rules.insert(0, r);
+        }
+    }
+
+    /// Applies one table of a restore payload with `--noflush`: declared chains are created or
+    /// flushed, rules appended, `-X` chains deleted.
+    fn apply(&mut self, t: &super::build::Table) {
+        for c in &t.chains {
+            self.chains.entry(*c).or_default().clear();
+        }
+        for l in &t.lines {
+            match l {
+                Line::Rule(r) => self.chains.entry(r.chain).or_default().push(r.clone()),
+                Line::DeleteChain(c) => {
+                    self.chains.shift_remove(c);
+                }
+            }
+        }
+    }
+
+    /// Writes the table as `iptables-save` does (`*name`, chain lines — built-in chains with
+    /// policy `ACCEPT` — rules chain by chain, `COMMIT`); loadable by `iptables-restore`.
+    pub fn write_to(&self, out: &mut String) {
+        out.push('*');
+        out.push_str(self.name);
+        out.push('\n');
+        let builtins = builtin_chains(self.name);
+        for c in self.chains.keys() {
+            out.push(':');
+            c.write_to(out);
+            match c {
+                Chain::Fixed(n) if builtins.contains(n) => out.push_str(" ACCEPT [0:0]\n"),
+                _ => out.push_str(" - [0:0]\n"),
+            }
+        }
+        for rules in self.chains.values() {
+            for r in rules {
+                r.write_to(out);
+                out.push('\n');
+            }
+        }
+        out.push_str("COMMIT\n");
+    }
+}
+
+/// The iptables tables of a node after a sync (what `iptables-save` shows), with what the next
+/// sync needs to know about the previous one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IptablesState {
+    /// The filter table.
+    pub filter: KernelTable,
+    /// The nat table.
+    pub nat: KernelTable,
+    /// The synced model's service ports by Service, to tell changed Services.
+    #[serde(skip)]
+    services: HashMap<(String, String), Vec<ServicePortInfo>>,
+    /// The node zone of the synced model (a change forces a full sync).
+    #[serde(skip)]
+    zone: String,
+    /// Whether a stale-chain cleanup has run (large-cluster mode waits a sync period).
+    #[serde(skip)]
+    cleaned: bool,
+}
+
+impl IptablesState {
+    /// The tables as `iptables-save` prints them (filter, then nat).
+    pub fn to_save_text(&self) -> String {
+        let mut out = String::with_capacity(
+            256 + 160 * self.filter.chains.values().chain(self.nat.chains.values()).map(Vec::len).sum::<usize>(),
+        );
+        self.filter.write_to(&mut out);
+        self.nat.write_to(&mut out);
+        out
+    }
+
+    /// The service chains of the nat table (`iptables-save -t nat`, `GetChainsFromTable`).
+    pub fn nat_chains(&self) -> HashSet<Chain> {
+        self.nat.chains.keys().copied().collect()
+    }
+
+    /// How many rules the tables hold.
+    pub fn rule_count(&self) -> usize {
+        self.filter.chains.values().chain(self.nat.chains.values()).map(Vec::len).sum()
+    }
+}
+
+/// The jump rules kube-proxy installs outside the restore, at full syncs
+/// (`iptablesJumpChains`, then `iptablesKubeletJumpChains`): (table, from, to, comment, NEW only).
+const JUMPS: &[(&str, &str, Chain, &str, bool)] = &[
+    ("filter", "INPUT", KUBE_EXTERNAL_SERVICES, "kubernetes externally-visible service portals", true),
+    ("filter", "FORWARD", KUBE_EXTERNAL_SERVICES, "kubernetes externally-visible service portals", true),
+    ("filter", "INPUT", KUBE_NODEPORTS, "kubernetes health check service ports", false),
+    ("filter", "FORWARD", KUBE_SERVICES, "kubernetes service portals", true),
+    ("filter", "OUTPUT", KUBE_SERVICES, "kubernetes service portals", true),
+    ("filter", "FORWARD", KUBE_FORWARD, "kubernetes forwarding rules", false),
+    ("filter", "INPUT", KUBE_PROXY_FIREWALL, "kubernetes load balancer firewall", true),
+    ("filter", "OUTPUT", KUBE_PROXY_FIREWALL, "kubernetes load balancer firewall", true),
+    ("filter", "FORWARD", KUBE_PROXY_FIREWALL, "kubernetes load balancer firewall", true),
+    ("nat", "OUTPUT", KUBE_SERVICES, "kubernetes service portals", false),
+    ("nat", "PREROUTING", KUBE_SERVICES, "kubernetes service portals", false),
+    ("nat", "POSTROUTING", KUBE_POSTROUTING, "kubernetes postrouting rules", false),
+    ("filter", "INPUT", KUBE_FIREWALL, "", false),
+    ("filter", "OUTPUT", KUBE_FIREWALL, "", false),
+];
+
+/// The jump rules of a full sync, as (table, rule), in the order kube-proxy ensures them.
+pub fn jump_rules() -> Vec<(&'static str, Rule)> {
+    JUMPS
+        .iter()
+        .map(|&(table, from, to, comment, new_only)| {
+            let mut m = Vec::new();
+            if new_only {
+                m.push(Match::Conntrack {
+                    negated: false,
+                    states: "NEW",
+                });
+            }
+            if !comment.is_empty() {
+                m.push(Match::Comment(Comment::Text(comment)));
+            }
+            (table, Rule::new(Chain::Fixed(from), m, Target::Jump(to)))
+        })
+        .collect()
+}
+
+fn by_service(model: &ProxyModel) -> HashMap<(String, String), Vec<ServicePortInfo>> {
+    let mut out: HashMap<(String, String), Vec<ServicePortInfo>> = HashMap::new();
+    for p in &model.ports {
+        out.entry((p.name.namespace.clone(), p.name.name.clone()))
+            .or_default()
+            .push(p.clone());
+    }
+    out
+}
+
+/// The Services whose proxy-relevant data (service ports or their endpoints) differ between
+/// two synced models: kube-proxy's `UpdatedServices` of its service and endpoint change trackers.
+pub fn changed_services(
+    before: &HashMap<(String, String), Vec<ServicePortInfo>>,
+    after: &HashMap<(String, String), Vec<ServicePortInfo>>,
+) -> HashSet<(String, String)> {
+    let mut out = HashSet::new();
+    for (k, v) in after {
+        if before.get(k) != Some(v) {
+            out.insert(k.clone());
+        }
+    }
+    for k in before.keys() {
+        if !after.contains_key(k) {
+            out.insert(k.clone());
+        }
+    }
+    out
+}
+
+/// One sync of the iptables proxier: a full sync when there is no prior state (kube-proxy's
+/// first sync) or the node's zone changed, else a partial sync writing only the chains of
+/// changed Services. Returns the restore payload and the tables after it.
+///
+/// The result is a pure function of (prior state, model, settings): applying the transaction
+/// to the prior tables gives the returned tables.
+pub fn sync(prior: Option<&IptablesState>, model: &ProxyModel, settings: &IptablesSettings) -> (Transaction, IptablesState) {
+    let services = by_service(model);
+    let full = prior.is_none_or(|p| p.zone != model.node.zone);
+    let cleanup = !model.large_cluster_mode() || !prior.is_some_and(|p| p.cleaned);
+    let mut state = match prior {
+        Some(p) => p.clone(),
+        None => IptablesState {
+            filter: KernelTable::new("filter"),
+            nat: KernelTable::new("nat"),
+            services: HashMap::new(),
+            zone: String::new(),
+            cleaned: false,
+        },
+    };
+    if full {
+        for (table, rule) in jump_rules() {
+            let t = if table == "nat" { &mut state.nat } else { &mut state.filter };
+            if let Target::Jump(to) = rule.target {
+                t.ensure_chain(to);
+            }
+            t.ensure_rule_first(rule);
+        }
+    }
+    let existing = cleanup.then(|| state.nat_chains());
+    let tx = if full {
+        build_transaction(model, settings, Scope::Full, existing.as_ref())
+    } else {
+        let changed = changed_services(prior.map(|p| &p.services).unwrap_or(&HashMap::new()), &services);
+        build_transaction(model, settings, Scope::Partial(&changed), existing.as_ref())
+    };
+    state.filter.apply(&tx.filter);
+    state.nat.apply(&tx.nat);
+    state.services = services;
+    state.zone = model.node.zone.clone();
+    state.cleaned |= cleanup;
+    (tx, state)
+}

@@ -1,0 +1,523 @@
+//! The iptables rule set as data: tables, chains, rules with their matches, targets and
+//! comments, in kube-proxy v1.37.2's argument order.
+
+use std::fmt::{self, Write as _};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use ipnet::IpNet;
+use serde::{Serialize, Serializer};
+
+use crate::proxy::Protocol;
+
+/// The kind of a per-service chain (`KUBE-SVC-`, `KUBE-SVL-`, `KUBE-EXT-`, `KUBE-FW-`,
+/// `KUBE-SEP-`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ServiceChainKind {
+    /// `KUBE-SVC-`: cluster-policy load balancing.
+    Svc,
+    /// `KUBE-SVL-`: local-policy load balancing.
+    Svl,
+    /// `KUBE-EXT-`: external destinations.
+    Ext,
+    /// `KUBE-FW-`: load-balancer source ranges.
+    Fw,
+    /// `KUBE-SEP-`: one endpoint.
+    Sep,
+}
+
+impl ServiceChainKind {
+    /// The chain-name prefix.
+    pub fn prefix(self) -> &'static str {
+        match self {
+            ServiceChainKind::Svc => "KUBE-SVC-",
+            ServiceChainKind::Svl => "KUBE-SVL-",
+            ServiceChainKind::Ext => "KUBE-EXT-",
+            ServiceChainKind::Fw => "KUBE-FW-",
+            ServiceChainKind::Sep => "KUBE-SEP-",
+        }
+    }
+}
+
+/// A chain name. Fixed names are static; per-service names carry their 16-character hash, so
+/// a chain name never allocates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Chain {
+    /// A fixed chain: kube-proxy's (`KUBE-SERVICES`, ...) or a built-in one (`INPUT`, ...).
+    Fixed(&'static str),
+    /// A per-service or per-endpoint chain.
+    Service(ServiceChainKind, [u8; 16]),
+}
+
+/// `KUBE-SERVICES`.
+pub const KUBE_SERVICES: Chain = Chain::Fixed("KUBE-SERVICES");
+/// `KUBE-EXTERNAL-SERVICES`.
+pub const KUBE_EXTERNAL_SERVICES: Chain = Chain::Fixed("KUBE-EXTERNAL-SERVICES");
+/// `KUBE-FORWARD`.
+pub const KUBE_FORWARD: Chain = Chain::Fixed("KUBE-FORWARD");
+/// `KUBE-NODEPORTS`.
+pub const KUBE_NODEPORTS: Chain = Chain::Fixed("KUBE-NODEPORTS");
+/// `KUBE-PROXY-FIREWALL`.
+pub const KUBE_PROXY_FIREWALL: Chain = Chain::Fixed("KUBE-PROXY-FIREWALL");
+/// `KUBE-FIREWALL` (kubelet's, written with localhost NodePorts).
+pub const KUBE_FIREWALL: Chain = Chain::Fixed("KUBE-FIREWALL");
+/// `KUBE-POSTROUTING`.
+pub const KUBE_POSTROUTING: Chain = Chain::Fixed("KUBE-POSTROUTING");
+/// `KUBE-MARK-MASQ`.
+pub const KUBE_MARK_MASQ: Chain = Chain::Fixed("KUBE-MARK-MASQ");
+
+impl Chain {
+    /// Writes the name.
+    pub fn write_to(&self, out: &mut String) {
+        match self {
+            Chain::Fixed(s) => out.push_str(s),
+            Chain::Service(kind, hash) => {
+                out.push_str(kind.prefix());
+                // The hash is base32 text (ASCII).
+                out.extend(hash.iter().map(|&b| char::from(b)));
+            }
+        }
+    }
+
+    /// Whether kube-proxy treats the chain as a service chain (`isServiceChainName`).
+    pub fn is_service_chain(&self) -> bool {
+        matches!(self, Chain::Service(..))
+    }
+
+    /// Reads a chain name (service chains by their prefix).
+    pub fn parse(name: &str) -> Option<Chain> {
+        for kind in [
+            ServiceChainKind::Svc,
+            ServiceChainKind::Svl,
+            ServiceChainKind::Ext,
+            ServiceChainKind::Fw,
+            ServiceChainKind::Sep,
+        ] {
+            if let Some(rest) = name.strip_prefix(kind.prefix()) {
+                let hash: [u8; 16] = rest.as_bytes().try_into().ok()?;
+                return Some(Chain::Service(kind, hash));
+            }
+        }
+        FIXED_NAMES.iter().find(|n| **n == name).map(|n| Chain::Fixed(n))
+    }
+}
+
+/// Every fixed chain name the rule sets use.
+const FIXED_NAMES: &[&str] = &[
+    "KUBE-SERVICES",
+    "KUBE-EXTERNAL-SERVICES",
+    "KUBE-FORWARD",
+    "KUBE-NODEPORTS",
+    "KUBE-PROXY-FIREWALL",
+    "KUBE-FIREWALL",
+    "KUBE-POSTROUTING",
+    "KUBE-MARK-MASQ",
+    "INPUT",
+    "OUTPUT",
+    "FORWARD",
+    "PREROUTING",
+    "POSTROUTING",
+];
+
+impl fmt::Display for Chain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::with_capacity(25);
+        self.write_to(&mut s);
+        f.write_str(&s)
+    }
+}
+
+impl Serialize for Chain {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A rule comment. The service port's name is shared, not copied, between its rules.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Comment {
+    /// A fixed text.
+    Text(&'static str),
+    /// The service port name alone (written without quotes).
+    Service(Arc<str>),
+    /// `"<prefix><service><suffix>"`, e.g. `"S cluster IP"`,
+    /// `"masquerade traffic for S external destinations"`.
+    Around(&'static str, Arc<str>, &'static str),
+    /// `"S traffic not accepted by KUBE-FW-…"`.
+    NotAccepted(Arc<str>, Chain),
+    /// `"S -> ip:port"`.
+    Endpoint(Arc<str>, SocketAddr),
+}
+
+impl Comment {
+    /// Writes the comment as kube-proxy writes the argument (quoted unless it is the bare
+    /// service port name).
+    pub fn write_to(&self, out: &mut String) {
+        match self {
+            Comment::Service(s) => out.push_str(s),
+            _ => {
+                out.push('"');
+                self.write_text(out);
+                out.push('"');
+            }
+        }
+    }
+
+    /// Writes the comment's text, unquoted.
+    pub fn write_text(&self, out: &mut String) {
+        match self {
+            Comment::Text(t) => out.push_str(t),
+            Comment::Service(s) => out.push_str(s),
+            Comment::Around(pre, s, post) => {
+                out.push_str(pre);
+                out.push_str(s);
+                out.push_str(post);
+            }
+            Comment::NotAccepted(s, chain) => {
+                out.push_str(s);
+                out.push_str(" traffic not accepted by ");
+                chain.write_to(out);
+            }
+            Comment::Endpoint(s, ep) => {
+                out.push_str(s);
+                out.push_str(" -> ");
+                write_socket(out, *ep);
+            }
+        }
+    }
+}
+
+impl Serialize for Comment {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut t = String::new();
+        self.write_text(&mut t);
+        s.serialize_str(&t)
+    }
+}
+
+/// An address argument: a bare IP (`-d 172.30.0.41`) or a CIDR (`-d 127.0.0.0/8`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(untagged)]
+pub enum Addr {
+    /// An address.
+    Ip(IpAddr),
+    /// A network.
+    Net(IpNet),
+}
+
+impl Addr {
+    fn write_to(&self, out: &mut String) {
+        match self {
+            Addr::Ip(ip) => write_ip(out, *ip),
+            Addr::Net(n) => {
+                write_ip(out, n.addr());
+                out.push('/');
+                push_u32(out, u32::from(n.prefix_len()));
+            }
+        }
+    }
+}
+
+/// One match of a rule, written in the order the rule lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Match {
+    /// `-m comment --comment C`.
+    Comment(Comment),
+    /// `-m p -p p`.
+    Protocol(Protocol),
+    /// `-p p` alone (after a `-m` that names another module).
+    ProtocolOnly(Protocol),
+    /// `[!] -s A`.
+    Source {
+        /// `!`.
+        negated: bool,
+        /// The address.
+        addr: Addr,
+    },
+    /// `[!] -d A`.
+    Destination {
+        /// `!`.
+        negated: bool,
+        /// The address.
+        addr: Addr,
+    },
+    /// `--dport N`.
+    DestinationPort(u16),
+    /// `-m addrtype --dst-type LOCAL`.
+    DestinationLocal,
+    /// `-m addrtype --src-type LOCAL`.
+    SourceLocal,
+    /// `-m mark [!] --mark M/M`.
+    Mark {
+        /// `!`.
+        negated: bool,
+        /// The mark text.
+        #[serde(serialize_with = "ser_arc")]
+        mark: Arc<str>,
+    },
+    /// `-m conntrack [!] --ctstate S`.
+    Conntrack {
+        /// `!`.
+        negated: bool,
+        /// The states (`INVALID`, `RELATED,ESTABLISHED`, ...).
+        states: &'static str,
+    },
+    /// `-m nfacct --nfacct-name N`.
+    Nfacct(&'static str),
+    /// `-m statistic --mode random --probability P` with P = 1/n printed as `%0.10f`.
+    Probability(u32),
+    /// `-m recent --name C --rcheck --seconds N --reap`.
+    RecentCheck {
+        /// The endpoint chain naming the list.
+        name: Chain,
+        /// The affinity timeout.
+        seconds: u32,
+    },
+    /// `-m recent --name C --set`.
+    RecentSet(Chain),
+}
+
+/// What a rule does.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Target {
+    /// No `-j` (the rule only counts).
+    None,
+    /// `-j CHAIN`.
+    Jump(Chain),
+    /// `-j ACCEPT`.
+    Accept,
+    /// `-j DROP`.
+    Drop,
+    /// `-j REJECT`.
+    Reject,
+    /// `-j RETURN`.
+    Return,
+    /// `-j DNAT --to-destination ip:port`.
+    Dnat(SocketAddr),
+    /// `-j MARK --xor-mark M`.
+    XorMark(#[serde(serialize_with = "ser_arc")] Arc<str>),
+    /// `-j MARK --or-mark M`.
+    OrMark(#[serde(serialize_with = "ser_arc")] Arc<str>),
+    /// `-j MASQUERADE --random-fully`.
+    MasqueradeRandomFully,
+}
+
+/// One rule: `-A CHAIN matches... target`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Rule {
+    /// The chain it is appended to.
+    pub chain: Chain,
+    /// Its matches, in order.
+    pub matches: Vec<Match>,
+    /// Its target.
+    pub target: Target,
+}
+
+impl Rule {
+    /// A rule.
+    pub fn new(chain: Chain, matches: Vec<Match>, target: Target) -> Self {
+        Rule { chain, matches, target }
+    }
+
+    /// Writes `-A CHAIN ...` (without a newline).
+    pub fn write_to(&self, out: &mut String) {
+        out.push_str("-A ");
+        self.chain.write_to(out);
+        for m in &self.matches {
+            write_match(out, m);
+        }
+        write_target(out, &self.target);
+    }
+
+    /// The comment, if the rule has one.
+    pub fn comment(&self) -> Option<&Comment> {
+        self.matches.iter().find_map(|m| match m {
+            Match::Comment(c) => Some(c),
+            _ => None,
+        })
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::with_capacity(128);
+        self.write_to(&mut s);
+        f.write_str(&s)
+    }
+}
+
+fn write_match(out: &mut String, m: &Match) {
+    match m {
+        Match::Comment(c) => {
+            out.push_str(" -m comment --comment ");
+            c.write_to(out);
+        }
+        Match::Protocol(p) => {
+            out.push_str(" -m ");
+            out.push_str(p.lower());
+            out.push_str(" -p ");
+            out.push_str(p.lower());
+        }
+        Match::ProtocolOnly(p) => {
+            out.push_str(" -p ");
+            out.push_str(p.lower());
+        }
+        Match::Source { negated, addr } => {
+            out.push_str(if *negated { " ! -s " } else { " -s " });
+            addr.write_to(out);
+        }
+        Match::Destination { negated, addr } => {
+            out.push_str(if *negated { " ! -d " } else { " -d " });
+            addr.write_to(out);
+        }
+        Match::DestinationPort(p) => {
+            out.push_str(" --dport ");
+            push_u32(out, u32::from(*p));
+        }
+        Match::DestinationLocal => out.push_str(" -m addrtype --dst-type LOCAL"),
+        Match::SourceLocal => out.push_str(" -m addrtype --src-type LOCAL"),
+        Match::Mark { negated, mark } => {
+            out.push_str(if *negated { " -m mark ! --mark " } else { " -m mark --mark " });
+            out.push_str(mark);
+            out.push('/');
+            out.push_str(mark);
+        }
+        Match::Conntrack { negated, states } => {
+            out.push_str(if *negated { " -m conntrack ! --ctstate " } else { " -m conntrack --ctstate " });
+            out.push_str(states);
+        }
+        Match::Nfacct(name) => {
+            out.push_str(" -m nfacct --nfacct-name ");
+            out.push_str(name);
+        }
+        Match::Probability(n) => {
+            out.push_str(" -m statistic --mode random --probability ");
+            write_probability(out, *n);
+        }
+        Match::RecentCheck { name, seconds } => {
+            out.push_str(" -m recent --name ");
+            name.write_to(out);
+            out.push_str(" --rcheck --seconds ");
+            push_u32(out, *seconds);
+            out.push_str(" --reap");
+        }
+        Match::RecentSet(name) => {
+            out.push_str(" -m recent --name ");
+            name.write_to(out);
+            out.push_str(" --set");
+        }
+    }
+}
+
+fn write_target(out: &mut String, t: &Target) {
+    match t {
+        Target::None => {}
+        Target::Jump(c) => {
+            out.push_str(" -j ");
+            c.write_to(out);
+        }
+        Target::Accept => out.push_str(" -j ACCEPT"),
+        Target::Drop => out.push_str(" -j DROP"),
+        Target::Reject => out.push_str(" -j REJECT"),
+        Target::Return => out.push_str(" -j RETURN"),
+        Target::Dnat(ep) => {
+            out.push_str(" -j DNAT --to-destination ");
+            write_socket(out, *ep);
+        }
+        Target::XorMark(m) => {
+            out.push_str(" -j MARK --xor-mark ");
+            out.push_str(m);
+        }
+        Target::OrMark(m) => {
+            out.push_str(" -j MARK --or-mark ");
+            out.push_str(m);
+        }
+        Target::MasqueradeRandomFully => out.push_str(" -j MASQUERADE --random-fully"),
+    }
+}
+
+fn ser_arc<S: Serializer>(v: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(v)
+}
+
+/// Writes a decimal number.
+pub(crate) fn push_u32(out: &mut String, mut n: u32) {
+    let mut buf = [0u8; 10];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        if let Some(slot) = buf.get_mut(i) {
+            *slot = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend(buf.iter().skip(i).map(|&b| char::from(b)));
+}
+
+/// Writes an IP as Go's `net.IP.String` does (dotted IPv4, RFC 5952 IPv6).
+pub(crate) fn write_ip(out: &mut String, ip: IpAddr) {
+    match ip {
+        IpAddr::V4(v4) => {
+            for (i, o) in v4.octets().into_iter().enumerate() {
+                if i > 0 {
+                    out.push('.');
+                }
+                push_u32(out, u32::from(o));
+            }
+        }
+        IpAddr::V6(v6) => {
+            let _ = write!(out, "{v6}");
+        }
+    }
+}
+
+/// Writes `ip:port`, `[ip]:port` for IPv6.
+pub(crate) fn write_socket(out: &mut String, ep: SocketAddr) {
+    match ep.ip() {
+        IpAddr::V4(_) => write_ip(out, ep.ip()),
+        IpAddr::V6(_) => {
+            out.push('[');
+            write_ip(out, ep.ip());
+            out.push(']');
+        }
+    }
+    out.push(':');
+    push_u32(out, u32::from(ep.port()));
+}
+
+/// Writes 1/n as Go's `fmt.Sprintf("%0.10f", 1.0/float64(n))`.
+pub(crate) fn write_probability(out: &mut String, n: u32) {
+    let _ = write!(out, "{:.10}", 1.0 / f64::from(n.max(1)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn probabilities_print_as_go_does() {
+        let p = |n| {
+            let mut s = String::new();
+            write_probability(&mut s, n);
+            s
+        };
+        assert_eq!(p(2), "0.5000000000");
+        assert_eq!(p(3), "0.3333333333");
+        assert_eq!(p(100001), "0.0000099999");
+        assert_eq!(p(1), "1.0000000000");
+    }
+
+    #[test]
+    fn chain_names_round_trip() {
+        let c = Chain::Service(ServiceChainKind::Fw, *b"XPGD46QRK7WJZT7O");
+        assert_eq!(c.to_string(), "KUBE-FW-XPGD46QRK7WJZT7O");
+        assert_eq!(Chain::parse("KUBE-FW-XPGD46QRK7WJZT7O"), Some(c));
+        assert_eq!(Chain::parse("KUBE-SERVICES"), Some(KUBE_SERVICES));
+        assert!(Chain::parse("KUBE-SVC-SHORT").is_none());
+    }
+}

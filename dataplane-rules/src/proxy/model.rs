@@ -1,0 +1,571 @@
+//! The service ports one proxier programs, with the endpoints it uses for each
+//! (kube-proxy v1.37.2 `pkg/proxy/serviceport.go` `newBaseServiceInfo`,
+//! `pkg/proxy/servicechangetracker.go` `serviceToServiceMap`, `pkg/proxy/topology.go`
+//! `CategorizeEndpoints`).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+use svcnet_model::validation::names::{parse_cidr_sloppy, parse_ip_sloppy};
+use svcnet_model::{EndpointSlice, Node, Service};
+use svcnet_topology::{
+    IpFamily, NodeTopology, NodeView, PortPolicy, ProxyEndpoint, SelectOptions, SliceIndex, categorize,
+};
+
+use super::config::ProxyConfig;
+
+/// A service port's protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Protocol {
+    /// TCP.
+    Tcp,
+    /// UDP.
+    Udp,
+    /// SCTP.
+    Sctp,
+}
+
+impl Protocol {
+    /// Reads `TCP`, `UDP` or `SCTP`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "TCP" => Some(Protocol::Tcp),
+            "UDP" => Some(Protocol::Udp),
+            "SCTP" => Some(Protocol::Sctp),
+            _ => None,
+        }
+    }
+
+    /// `TCP`, `UDP` or `SCTP`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Tcp => "TCP",
+            Protocol::Udp => "UDP",
+            Protocol::Sctp => "SCTP",
+        }
+    }
+
+    /// `tcp`, `udp` or `sctp`, as rules and chain-name hashes write it.
+    pub fn lower(self) -> &'static str {
+        match self {
+            Protocol::Tcp => "tcp",
+            Protocol::Udp => "udp",
+            Protocol::Sctp => "sctp",
+        }
+    }
+}
+
+/// A service port's name as kube-proxy keys it: (namespace, Service, port name, protocol).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ServicePortName {
+    /// The namespace.
+    pub namespace: String,
+    /// The Service's name.
+    pub name: String,
+    /// The port's name (empty for a single unnamed port).
+    pub port: String,
+    /// The protocol.
+    pub protocol: Protocol,
+}
+
+impl fmt::Display for ServicePortName {
+    /// `namespace/name:port`, or `namespace/name` for an unnamed port (`ServicePortName.String`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)?;
+        if !self.port.is_empty() {
+            write!(f, ":{}", self.port)?;
+        }
+        Ok(())
+    }
+}
+
+/// One endpoint of a service port as the proxy uses it (`BaseEndpointInfo`): the canonical
+/// address and the slice's port, with its conditions. Displayed as kube-proxy's endpoint string,
+/// `ip:port` (`[ip]:port` for IPv6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Endpoint {
+    /// The address (canonical).
+    pub ip: IpAddr,
+    /// The port.
+    pub port: u16,
+    /// On this proxy's node.
+    pub is_local: bool,
+    /// Ready (absent reads as ready).
+    pub ready: bool,
+    /// Serving (absent reads as serving).
+    pub serving: bool,
+    /// Terminating (absent reads as not terminating).
+    pub terminating: bool,
+}
+
+impl Endpoint {
+    /// `ip:port` as a socket address.
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::new(self.ip, self.port)
+    }
+
+    fn of(e: &ProxyEndpoint<'_>) -> Self {
+        Endpoint {
+            ip: e.ip,
+            port: e.port,
+            is_local: e.is_local,
+            ready: e.ready,
+            serving: e.serving,
+            terminating: e.terminating,
+        }
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.addr(), f)
+    }
+}
+
+/// Everything a backend needs about one service port of one family (`servicePortInfo` plus
+/// the result of `CategorizeEndpoints` for this node).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ServicePortInfo {
+    /// The service port's name.
+    pub name: ServicePortName,
+    /// `name` as text (`ns/name:port`), used in comments and chain-name hashes.
+    pub name_string: String,
+    /// The protocol.
+    pub protocol: Protocol,
+    /// The ClusterIP of the family.
+    pub cluster_ip: IpAddr,
+    /// The Service port.
+    pub port: u16,
+    /// The NodePort, 0 for none.
+    pub node_port: u16,
+    /// ExternalIPs of the family (canonical).
+    pub external_ips: Vec<IpAddr>,
+    /// LoadBalancer ingress IPs of the family whose `ipMode` is absent or `VIP`.
+    pub load_balancer_vips: Vec<IpAddr>,
+    /// `loadBalancerSourceRanges` of the family (networks, masked); empty when one is
+    /// zero-masked (allow all).
+    pub load_balancer_source_ranges: Vec<IpNet>,
+    /// ClientIP session affinity: the timeout in seconds; `None` without affinity.
+    pub session_affinity_timeout: Option<u32>,
+    /// `externalTrafficPolicy: Local` on an externally accessible Service type.
+    pub external_policy_local: bool,
+    /// `internalTrafficPolicy: Local`.
+    pub internal_policy_local: bool,
+    /// The health-check node port (LoadBalancer with eTP Local), 0 for none.
+    pub health_check_node_port: u16,
+    /// Every endpoint of the port, sorted by endpoint string, one per address.
+    pub endpoints: Vec<Endpoint>,
+    /// Endpoints for Cluster-policy traffic (topology applied; terminating fallback).
+    pub cluster_endpoints: Vec<Endpoint>,
+    /// Endpoints on this node for Local-policy traffic (terminating fallback).
+    pub local_endpoints: Vec<Endpoint>,
+    /// The union of the two that the port uses: the endpoints that get per-endpoint objects.
+    pub all_locally_reachable: Vec<Endpoint>,
+    /// Whether the port has a usable endpoint anywhere.
+    pub has_endpoints: bool,
+}
+
+impl ServicePortInfo {
+    /// Reachable from outside the cluster: a NodePort, ExternalIPs or LB VIPs.
+    pub fn externally_accessible(&self) -> bool {
+        self.node_port != 0 || !self.external_ips.is_empty() || !self.load_balancer_vips.is_empty()
+    }
+
+    /// Uses cluster endpoints: iTP Cluster, or externally accessible.
+    pub fn uses_cluster_endpoints(&self) -> bool {
+        !self.internal_policy_local || self.externally_accessible()
+    }
+
+    /// Uses local endpoints: iTP Local, or eTP Local and externally accessible.
+    pub fn uses_local_endpoints(&self) -> bool {
+        self.internal_policy_local || (self.external_policy_local && self.externally_accessible())
+    }
+
+    /// Internal traffic can be served (`hasInternalEndpoints`).
+    pub fn has_internal_endpoints(&self) -> bool {
+        self.has_endpoints && (!self.internal_policy_local || !self.local_endpoints.is_empty())
+    }
+
+    /// External traffic can be served (`hasExternalEndpoints`).
+    pub fn has_external_endpoints(&self) -> bool {
+        self.has_endpoints && (!self.external_policy_local || !self.local_endpoints.is_empty())
+    }
+
+    /// The cluster-policy chain/object is written (`usesClusterPolicyChain`).
+    pub fn uses_cluster_policy(&self) -> bool {
+        !self.cluster_endpoints.is_empty() && self.uses_cluster_endpoints()
+    }
+
+    /// The local-policy chain/object is written (`usesLocalPolicyChain`).
+    pub fn uses_local_policy(&self) -> bool {
+        !self.local_endpoints.is_empty() && self.uses_local_endpoints()
+    }
+
+    /// The external-traffic chain is written (`usesExternalTrafficChain`).
+    pub fn uses_external_traffic(&self) -> bool {
+        self.has_endpoints && self.externally_accessible()
+    }
+
+    /// The firewall chain is written (`usesFWChain`).
+    pub fn uses_firewall(&self) -> bool {
+        self.has_endpoints
+            && !self.load_balancer_vips.is_empty()
+            && !self.load_balancer_source_ranges.is_empty()
+    }
+}
+
+/// What the proxier of one IP family on one node programs: its service ports, sorted by name,
+/// each with the endpoints it uses.
+///
+/// ```
+/// use svcnet_model::{EndpointSlice, Service};
+/// use svcnet_rules::{ProxyConfig, ProxyModel};
+///
+/// let services: Vec<Service> = vec![serde_json::from_str(r#"{"metadata":{"name":"web","namespace":"shop"},
+///     "spec":{"clusterIP":"10.96.0.10","ports":[{"name":"http","port":80}]}}"#).unwrap()];
+/// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+///     "addressType":"IPv4","ports":[{"name":"http","port":8080}],
+///     "endpoints":[{"addresses":["10.0.0.01"],"nodeName":"n1"}]}"#).unwrap()];
+/// let config = ProxyConfig::new("n1", "192.168.0.2".parse().unwrap());
+/// let model = ProxyModel::build(&services, &slices, None, &config);
+/// let port = &model.ports[0];
+/// assert_eq!(port.name_string, "shop/web:http");
+/// assert_eq!(port.cluster_endpoints[0].to_string(), "10.0.0.1:8080");
+/// assert!(port.cluster_endpoints[0].is_local);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ProxyModel {
+    /// The proxier's family.
+    pub family: IpFamily,
+    /// The node (name and zone label).
+    pub node: NodeTopology,
+    /// Every service port programmed, sorted by (namespace, name, port name, protocol).
+    pub ports: Vec<ServicePortInfo>,
+    /// Endpoints of all service ports, usable or not (large-cluster mode counts these).
+    pub total_endpoints: usize,
+}
+
+/// kube-proxy's `largeClusterEndpointsThreshold`.
+pub const LARGE_CLUSTER_ENDPOINTS_THRESHOLD: usize = 1000;
+
+impl ProxyModel {
+    /// Builds the model of the proxier of `config`'s family on `config.node_name`. `node` is
+    /// that node's Node object, when known (its `topology.kubernetes.io/zone` label drives zone
+    /// hints). Services kube-proxy skips are left out (ExternalName, no ClusterIP of the
+    /// family), and so are ports with an unknown protocol.
+    pub fn build(
+        services: &[Service],
+        slices: &[EndpointSlice],
+        node: Option<&Node>,
+        config: &ProxyConfig,
+    ) -> Self {
+        let index = SliceIndex::build(slices);
+        Self::from_index(&index, services, node, config)
+    }
+
+    /// [`ProxyModel::build`] over slices indexed once (for building many nodes' models).
+    pub fn from_index(
+        index: &SliceIndex<'_>,
+        services: &[Service],
+        node: Option<&Node>,
+        config: &ProxyConfig,
+    ) -> Self {
+        let family = config.family();
+        let topology = match node {
+            Some(n) => NodeTopology {
+                name: config.node_name.clone(),
+                zone: NodeTopology::from_node(n).zone,
+            },
+            None => NodeTopology::new(config.node_name.clone(), ""),
+        };
+        let options = SelectOptions {
+            node_hints: config.node_hints,
+        };
+        // The last Service of a name wins, as in kube-proxy's map.
+        let mut by_name: HashMap<(&str, &str), &Service> = HashMap::with_capacity(services.len());
+        for s in services {
+            by_name.insert((s.metadata.namespace(), s.metadata.name()), s);
+        }
+        let view = NodeView::from_index(index, services, topology.clone(), options);
+        let mut ports: Vec<ServicePortInfo> = Vec::with_capacity(view.ports().len());
+        let mut total_endpoints = 0;
+        let mut seen: HashMap<ServicePortName, usize> = HashMap::new();
+        for p in view.ports().filter(|p| p.family == family) {
+            let Some(svc) = by_name.get(&(p.name.namespace, p.name.name)).copied() else {
+                continue;
+            };
+            let Some(info) = port_info(svc, &p, family, &topology, &options) else {
+                continue;
+            };
+            // A repeated service port (same name and protocol) replaces the earlier one.
+            match seen.get(&info.name) {
+                Some(&i) => {
+                    if let Some(slot) = ports.get_mut(i) {
+                        total_endpoints -= slot.endpoints.len();
+                        total_endpoints += info.endpoints.len();
+                        *slot = info;
+                    }
+                }
+                None => {
+                    seen.insert(info.name.clone(), ports.len());
+                    total_endpoints += info.endpoints.len();
+                    ports.push(info);
+                }
+            }
+        }
+        ports.sort_by(|a, b| a.name.cmp(&b.name));
+        ProxyModel {
+            family,
+            node: topology,
+            ports,
+            total_endpoints,
+        }
+    }
+
+    /// kube-proxy's large-cluster mode: more than 1,000 endpoints in all.
+    pub fn large_cluster_mode(&self) -> bool {
+        self.total_endpoints > LARGE_CLUSTER_ENDPOINTS_THRESHOLD
+    }
+
+    /// The service ports of one Service (`namespace/name`).
+    pub fn service_ports<'m>(
+        &'m self,
+        namespace: &'m str,
+        name: &'m str,
+    ) -> impl Iterator<Item = &'m ServicePortInfo> {
+        self.ports
+            .iter()
+            .filter(move |p| p.name.namespace == namespace && p.name.name == name)
+    }
+}
+
+fn of_family(ip: IpAddr, family: IpFamily) -> bool {
+    IpFamily::of(ip) == family
+}
+
+/// One service port's info, or `None` when kube-proxy would not program it.
+fn port_info(
+    svc: &Service,
+    p: &svcnet_topology::PortEndpoints<'_>,
+    family: IpFamily,
+    node: &NodeTopology,
+    options: &SelectOptions,
+) -> Option<ServicePortInfo> {
+    let spec = svc.spec();
+    let protocol = Protocol::parse(p.name.protocol)?;
+    let cluster_ip = parse_ip_sloppy(svc.cluster_ip_for_family(family.as_str())?)?;
+    let sp = spec
+        .ports()
+        .iter()
+        .rev()
+        .find(|sp| sp.name() == p.name.port && sp.protocol() == p.name.protocol)?;
+    let port = u16::try_from(sp.port).ok()?;
+    let node_port = sp.node_port.and_then(|n| u16::try_from(n).ok()).unwrap_or(0);
+    let typ = svc.type_();
+    let external_ips: Vec<IpAddr> = spec
+        .external_ips
+        .iter()
+        .flatten()
+        .filter_map(|s| parse_ip_sloppy(s))
+        .filter(|ip| of_family(*ip, family))
+        .collect();
+    let externally_accessible_type = typ == "LoadBalancer"
+        || typ == "NodePort"
+        || (typ == "ClusterIP" && !spec.external_ips.as_deref().unwrap_or(&[]).is_empty());
+    let external_policy_local =
+        externally_accessible_type && spec.external_traffic_policy.as_deref() == Some("Local");
+    let internal_policy_local = spec.internal_traffic_policy.as_deref() == Some("Local");
+    let mut source_ranges: Vec<IpNet> = Vec::new();
+    let mut zero = false;
+    for r in spec.load_balancer_source_ranges.iter().flatten() {
+        let Some((ip, prefix)) = parse_cidr_sloppy(r.trim()) else {
+            continue;
+        };
+        let Ok(net) = IpNet::new(ip, prefix) else { continue };
+        if !of_family(net.addr(), family) {
+            continue;
+        }
+        if prefix == 0 {
+            zero = true;
+        }
+        source_ranges.push(net.trunc());
+    }
+    if zero {
+        source_ranges.clear();
+    }
+    let load_balancer_vips: Vec<IpAddr> = svc
+        .status
+        .as_ref()
+        .and_then(|s| s.load_balancer.as_ref())
+        .and_then(|lb| lb.ingress.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|ing| ing.ip_mode.as_deref().is_none_or(|m| m == "VIP"))
+        .filter_map(|ing| parse_ip_sloppy(ing.ip.as_deref().filter(|s| !s.is_empty())?))
+        .filter(|ip| of_family(*ip, family))
+        .collect();
+    let session_affinity_timeout = (spec.session_affinity.as_deref() == Some("ClientIP")).then(|| {
+        spec.session_affinity_config
+            .as_ref()
+            .and_then(|c| c.client_ip.as_ref())
+            .and_then(|c| c.timeout_seconds)
+            .and_then(|t| u32::try_from(t).ok())
+            .unwrap_or(10800)
+    });
+    let health_check_node_port = if typ == "LoadBalancer" && external_policy_local {
+        spec.health_check_node_port
+            .and_then(|n| u16::try_from(n).ok())
+            .unwrap_or(0)
+    } else {
+        0
+    };
+    let policy = PortPolicy {
+        internal_local: internal_policy_local,
+        external_local: external_policy_local,
+        externally_accessible: node_port != 0 || !external_ips.is_empty() || !load_balancer_vips.is_empty(),
+    };
+    let sel = categorize(p.endpoints, &policy, node, options);
+    let list = |v: &[&ProxyEndpoint<'_>]| v.iter().map(|e| Endpoint::of(e)).collect::<Vec<_>>();
+    let name = ServicePortName {
+        namespace: p.name.namespace.to_owned(),
+        name: p.name.name.to_owned(),
+        port: p.name.port.to_owned(),
+        protocol,
+    };
+    Some(ServicePortInfo {
+        name_string: name.to_string(),
+        name,
+        protocol,
+        cluster_ip,
+        port,
+        node_port,
+        external_ips,
+        load_balancer_vips,
+        load_balancer_source_ranges: source_ranges,
+        session_affinity_timeout,
+        external_policy_local,
+        internal_policy_local,
+        health_check_node_port,
+        endpoints: p.endpoints.iter().map(Endpoint::of).collect(),
+        cluster_endpoints: sel.cluster.as_deref().map(list).unwrap_or_default(),
+        local_endpoints: sel.local.as_deref().map(list).unwrap_or_default(),
+        all_locally_reachable: list(sel.all_reachable()),
+        has_endpoints: sel.has_any,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn svc(v: serde_json::Value) -> Service {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn slice(v: serde_json::Value) -> EndpointSlice {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn service_fields_are_read_for_the_family() {
+        let services = vec![svc(serde_json::json!({
+            "metadata": {"name": "lb", "namespace": "ns"},
+            "spec": {"type": "LoadBalancer", "clusterIP": "172.30.0.041", "clusterIPs": ["172.30.0.041", "fd00::1"],
+                     "ipFamilies": ["IPv4", "IPv6"],
+                     "externalIPs": ["192.168.99.011", "2001:db8::1"],
+                     "loadBalancerSourceRanges": [" 203.0.113.000/025 ", "2001:db8::/64"],
+                     "externalTrafficPolicy": "Local", "healthCheckNodePort": 30000,
+                     "sessionAffinity": "ClientIP",
+                     "ports": [{"name": "p80", "port": 80, "nodePort": 3001, "protocol": "TCP"}]},
+            "status": {"loadBalancer": {"ingress": [{"ip": "1.2.3.4"}, {"ip": "5.6.7.8", "ipMode": "Proxy"},
+                                                     {"ip": "9.10.11.12", "ipMode": "VIP"}, {"hostname": "x"}]}}
+        }))];
+        let config = ProxyConfig::new("node", "192.168.0.2".parse().unwrap());
+        let m = ProxyModel::build(&services, &[], None, &config);
+        assert_eq!(m.ports.len(), 1);
+        let p = &m.ports[0];
+        assert_eq!(p.cluster_ip.to_string(), "172.30.0.41");
+        assert_eq!(p.external_ips, vec!["192.168.99.11".parse::<IpAddr>().unwrap()]);
+        assert_eq!(p.load_balancer_vips.len(), 2);
+        assert_eq!(
+            p.load_balancer_source_ranges,
+            vec!["203.0.113.0/25".parse::<IpNet>().unwrap()]
+        );
+        assert_eq!(p.session_affinity_timeout, Some(10800));
+        assert_eq!(p.health_check_node_port, 30000);
+        assert!(p.external_policy_local && !p.has_endpoints);
+        let v6 = ProxyConfig::new("node", "fd00::2".parse().unwrap());
+        let m6 = ProxyModel::build(&services, &[], None, &v6);
+        assert_eq!(m6.ports[0].cluster_ip.to_string(), "fd00::1");
+        assert_eq!(m6.ports[0].external_ips.len(), 1);
+        assert!(m6.ports[0].load_balancer_vips.is_empty());
+    }
+
+    #[test]
+    fn zero_source_range_means_allow_all() {
+        let services = vec![svc(serde_json::json!({
+            "metadata": {"name": "lb", "namespace": "ns"},
+            "spec": {"type": "LoadBalancer", "clusterIP": "172.30.0.41",
+                     "loadBalancerSourceRanges": ["10.0.0.0/8", "0.0.0.0/0"],
+                     "ports": [{"port": 80}]}
+        }))];
+        let config = ProxyConfig::new("node", "192.168.0.2".parse().unwrap());
+        let m = ProxyModel::build(&services, &[], None, &config);
+        assert!(m.ports[0].load_balancer_source_ranges.is_empty());
+        assert_eq!(m.ports[0].name_string, "ns/lb");
+    }
+
+    #[test]
+    fn endpoints_are_categorized_for_the_node() {
+        let services = vec![svc(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "ns"},
+            "spec": {"type": "NodePort", "clusterIP": "172.30.0.41", "externalTrafficPolicy": "Local",
+                     "ports": [{"name": "p", "port": 80, "nodePort": 30001}]}
+        }))];
+        let slices = vec![slice(serde_json::json!({
+            "metadata": {"name": "web-1", "namespace": "ns", "labels": {"kubernetes.io/service-name": "web"}},
+            "addressType": "IPv4", "ports": [{"name": "p", "port": 8080}],
+            "endpoints": [{"addresses": ["10.0.0.1"], "nodeName": "me"},
+                          {"addresses": ["10.0.0.2"], "nodeName": "other"},
+                          {"addresses": ["10.0.0.3"], "nodeName": "other", "conditions": {"ready": false}}]
+        }))];
+        let config = ProxyConfig::new("me", "192.168.0.2".parse().unwrap());
+        let m = ProxyModel::build(&services, &slices, None, &config);
+        let p = &m.ports[0];
+        assert_eq!(m.total_endpoints, 3);
+        assert_eq!(p.cluster_endpoints.len(), 2);
+        assert_eq!(p.local_endpoints.len(), 1);
+        assert!(p.uses_local_policy() && p.uses_cluster_policy() && p.has_external_endpoints());
+        let other = ProxyConfig::new("elsewhere", "192.168.0.3".parse().unwrap());
+        let m = ProxyModel::build(&services, &slices, None, &other);
+        assert!(!m.ports[0].has_external_endpoints() && m.ports[0].has_internal_endpoints());
+    }
+
+    #[test]
+    fn skipped_services_are_left_out() {
+        let services = vec![
+            svc(
+                serde_json::json!({"metadata": {"name": "a", "namespace": "ns"}, "spec": {"clusterIP": "", "ports": [{"port": 80}]}}),
+            ),
+            svc(
+                serde_json::json!({"metadata": {"name": "b", "namespace": "ns"}, "spec": {"clusterIP": "None", "ports": [{"port": 80}]}}),
+            ),
+            svc(serde_json::json!({"metadata": {"name": "c", "namespace": "ns"},
+                "spec": {"type": "ExternalName", "clusterIP": "10.0.0.1", "ports": [{"port": 80}]}})),
+            svc(
+                serde_json::json!({"metadata": {"name": "d", "namespace": "ns"}, "spec": {"clusterIP": "fd00::1", "ports": [{"port": 80}]}}),
+            ),
+        ];
+        let config = ProxyConfig::new("me", "192.168.0.2".parse().unwrap());
+        assert!(ProxyModel::build(&services, &[], None, &config).ports.is_empty());
+    }
+}
