@@ -6,6 +6,9 @@ use compact_str::CompactString;
 use ipnet::IpNet;
 
 use super::ipset::{IpSetEntry, IpSetKind, IpSets};
+use crate::RulesError;
+use crate::proxy::{Endpoint, LocalDetector, ProxyConfig, ProxyModel};
+
 use super::iptables::{BlockedFromNode, ClusterIpMasquerade, IptablesPart, IptablesSettings};
 use super::server::{Protocol, RealServer, ServiceFlags, VirtualServer};
 use super::{DUMMY_DEVICE, IpvsRuleSet};
@@ -58,12 +61,12 @@ pub struct PortInput<'a> {
     pub internal_local: bool,
     /// `externalTrafficPolicy: Local` on an externally accessible Service.
     pub external_local: bool,
-    /// The cluster endpoints (`ip`, `port`).
-    pub cluster: &'a [(IpAddr, u16)],
-    /// The local endpoints (`ip`, `port`).
-    pub local: &'a [(IpAddr, u16)],
-    /// Every endpoint of the port whatever its conditions, with whether it is local.
-    pub all: &'a [(IpAddr, u16, bool)],
+    /// The cluster endpoints.
+    pub cluster: &'a [Endpoint],
+    /// The local endpoints.
+    pub local: &'a [Endpoint],
+    /// Every endpoint of the port whatever its conditions (the local ones are hairpinned).
+    pub all: &'a [Endpoint],
 }
 
 /// Whether netlink would list `a` as a node address of the proxier's family: same family,
@@ -139,8 +142,9 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
 
     for p in ports {
         let proto = p.protocol;
-        for &(ip, port, local) in p.all {
-            if local && port != 0 {
+        for e in p.all {
+            let (ip, port) = (e.ip, e.port);
+            if e.is_local && port != 0 {
                 sets.add(
                     IpSetKind::LoopBack,
                     IpSetEntry::IpPortIp {
@@ -156,16 +160,16 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
             Some(t) => (base_flags | ServiceFlags::PERSISTENT, t),
             None => (base_flags, 0),
         };
-        let pick = |only_local: bool| -> &'a [(IpAddr, u16)] {
+        let pick = |only_local: bool| -> &'a [Endpoint] {
             if only_local && !p.local.is_empty() {
                 p.local
             } else {
                 p.cluster
             }
         };
-        let mut vs = |address: IpAddr, port: u16, eps: &[(IpAddr, u16)]| {
+        let mut vs = |address: IpAddr, port: u16, eps: &[Endpoint]| {
             let mut real_servers: Vec<RealServer> =
-                eps.iter().map(|&(a, pt)| RealServer::new(a, pt)).collect();
+                eps.iter().map(|e| RealServer::new(e.ip, e.port)).collect();
             if real_servers.len() > 1 {
                 real_servers.sort_by(|a, b| a.text_cmp(b));
                 real_servers.dedup_by(|a, b| a.address == b.address && a.port == b.port);
@@ -346,6 +350,98 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
     }
 }
 
+/// Options of the IPVS backend beyond [`ProxyConfig`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct IpvsOptions {
+    /// Name IPv6 sets as kube-proxy's test fake does (`KUBE-...`, as kube-oracle prints them)
+    /// instead of kube-proxy v1.37.2's `KUBE-6-...`.
+    pub unprefixed_ipv6_sets: bool,
+}
+
+impl IpvsSettings {
+    /// The IPVS settings of a node's proxy configuration: its scheduler and mark, the ClusterIP
+    /// masquerade rule (masquerade-all, else the local detector's CIDR, else `src,dst`), its
+    /// interfaces, and the NodePort addresses (IPVS default: all).
+    pub fn from_config(config: &ProxyConfig, options: &IpvsOptions) -> Result<Self, RulesError> {
+        let ipv6 = config.node_ip.is_ipv6();
+        let interfaces: Vec<(String, Vec<IpAddr>)> = config
+            .host_addresses
+            .iter()
+            .map(|i| (i.name.clone(), i.addresses.iter().map(|a| a.ip).collect()))
+            .collect();
+        let npa = config.nodeport_addresses_for(false)?;
+        let node_port_ips = node_port_addresses(ipv6, &npa.cidrs, &interfaces);
+        let cluster_ip_masquerade = if config.masquerade_all {
+            ClusterIpMasquerade::All
+        } else {
+            match config.detector() {
+                LocalDetector::Cidr(c) => ClusterIpMasquerade::NotFrom(c.to_string()),
+                _ => ClusterIpMasquerade::SourceIsVip,
+            }
+        };
+        Ok(IpvsSettings {
+            ipv6,
+            node_ip: config.node_ip,
+            scheduler: CompactString::from(config.ipvs_scheduler.as_str()),
+            mark: config.masquerade_mark.clone(),
+            cluster_ip_masquerade,
+            interfaces,
+            node_port_ips,
+            unprefixed_ipv6_sets: options.unprefixed_ipv6_sets,
+        })
+    }
+}
+
+/// kube-proxy's IPVS rule set for the proxier of one node and family: every service port of
+/// the model, programmed as `syncProxyRules` does.
+///
+/// ```
+/// use svcnet_rules::{ProxyConfig, ProxyModel, ipvs};
+/// use svcnet_model::{Service, EndpointSlice};
+///
+/// let svc: Service = serde_json::from_str(r#"{"metadata":{"namespace":"shop","name":"web"},
+///   "spec":{"clusterIP":"10.96.0.10","ports":[{"name":"http","port":80,"protocol":"TCP"}]}}"#).unwrap();
+/// let slice: EndpointSlice = serde_json::from_str(r#"{"metadata":{"namespace":"shop","name":"web-1",
+///   "labels":{"kubernetes.io/service-name":"web"}},"addressType":"IPv4",
+///   "endpoints":[{"addresses":["10.0.0.1"],"nodeName":"node-a"}],
+///   "ports":[{"name":"http","port":8080,"protocol":"TCP"}]}"#).unwrap();
+/// let config = ProxyConfig::new("node-a", "192.168.0.2".parse().unwrap());
+/// let model = ProxyModel::build(&[svc], &[slice], None, &config);
+/// let rules = ipvs::build(&model, &config, &ipvs::IpvsOptions::default()).unwrap();
+/// assert_eq!(rules.ipvsadm_restore(), "-A -t 10.96.0.10:80 -s rr\n-a -t 10.96.0.10:80 -r 10.0.0.1:8080 -m -w 1\n");
+/// assert_eq!(rules.bind_addresses, ["10.96.0.10".parse::<std::net::IpAddr>().unwrap()]);
+/// ```
+pub fn build(
+    model: &ProxyModel,
+    config: &ProxyConfig,
+    options: &IpvsOptions,
+) -> Result<IpvsRuleSet, RulesError> {
+    let settings = IpvsSettings::from_config(config, options)?;
+    Ok(build_rule_set(model.ports.iter().map(PortInput::of), &settings))
+}
+
+impl<'a> PortInput<'a> {
+    /// The view of one service port of the proxy model.
+    pub fn of(p: &'a crate::proxy::ServicePortInfo) -> Self {
+        PortInput {
+            cluster_ip: p.cluster_ip,
+            port: p.port,
+            protocol: p.protocol,
+            node_port: p.node_port,
+            health_check_node_port: p.health_check_node_port,
+            external_ips: &p.external_ips,
+            load_balancer_ips: &p.load_balancer_vips,
+            source_ranges: &p.load_balancer_source_ranges,
+            affinity_timeout: p.session_affinity_timeout,
+            internal_local: p.internal_policy_local,
+            external_local: p.external_policy_local,
+            cluster: &p.cluster_endpoints,
+            local: &p.local_endpoints,
+            all: &p.endpoints,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,7 +464,18 @@ mod tests {
         }
     }
 
-    fn port<'a>(eps: &'a [(IpAddr, u16)], all: &'a [(IpAddr, u16, bool)]) -> PortInput<'a> {
+    fn ep(a: &str, port: u16, is_local: bool) -> Endpoint {
+        Endpoint {
+            ip: ip(a),
+            port,
+            is_local,
+            ready: true,
+            serving: true,
+            terminating: false,
+        }
+    }
+
+    fn port<'a>(eps: &'a [Endpoint], all: &'a [Endpoint]) -> PortInput<'a> {
         PortInput {
             cluster_ip: ip("10.20.30.41"),
             port: 80,
@@ -390,8 +497,8 @@ mod tests {
     /// kube-proxy's TestNodePortIPv4 "UDP service with node port, has endpoints".
     #[test]
     fn udp_node_port() {
-        let eps = [(ip("10.180.0.1"), 80)];
-        let all = [(ip("10.180.0.1"), 80, false)];
+        let eps = [ep("10.180.0.1", 80, false)];
+        let all = eps;
         let rs = build_rule_set([port(&eps, &all)], &settings(vec![ip("100.101.102.103")]));
         let keys: Vec<String> = rs.virtual_servers.iter().map(|v| v.key().to_string()).collect();
         assert_eq!(keys, ["10.20.30.41:80/UDP", "100.101.102.103:3001/UDP"]);
@@ -425,9 +532,9 @@ mod tests {
     /// eTP=Local with no local endpoint falls back to the cluster endpoints; with one, only it.
     #[test]
     fn local_policy_falls_back_to_cluster_endpoints() {
-        let cluster = [(ip("10.0.0.1"), 80), (ip("10.0.0.2"), 80)];
-        let local = [(ip("10.0.0.2"), 80)];
-        let all = [(ip("10.0.0.1"), 80, false), (ip("10.0.0.2"), 80, true)];
+        let cluster = [ep("10.0.0.1", 80, false), ep("10.0.0.2", 80, true)];
+        let local = [ep("10.0.0.2", 80, true)];
+        let all = cluster;
         let mut p = port(&cluster, &all);
         p.external_local = true;
         let s = settings(vec![ip("100.101.102.103")]);

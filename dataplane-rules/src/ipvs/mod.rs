@@ -14,7 +14,7 @@ mod iptables;
 mod render;
 mod server;
 
-pub use build::{IpvsSettings, PortInput, build_rule_set, node_port_addresses};
+pub use build::{IpvsOptions, IpvsSettings, PortInput, build, build_rule_set, node_port_addresses};
 pub use ipset::{IpSet, IpSetEntry, IpSetKind, IpSets, SetType};
 pub use iptables::{
     BlockedFromNode, ClusterIpMasquerade, FILTER_CHAINS, IptablesPart, IptablesSettings, JUMPS, NAT_CHAINS,
@@ -66,7 +66,7 @@ impl IpvsRuleSet {
         mut has_connections: impl FnMut(&VirtualServer, &RealServer) -> bool,
     ) {
         for vs in &mut self.virtual_servers {
-            if !vs.protocol.drains() {
+            if !server::drains(vs.protocol) {
                 continue;
             }
             let Some(old) = prior.virtual_server(vs.key()) else {

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::IpvsRuleSet;
 use super::ipset::{IpSetEntry, SetType};
-use super::server::{HostPort, ServiceFlags};
+use super::server::{HostPort, ServiceFlags, ipvsadm_option};
 
 /// What the iptables part of a text shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +26,7 @@ impl IpvsRuleSet {
     pub fn ipvsadm_restore(&self) -> String {
         let mut out = String::with_capacity(self.virtual_servers.len() * 64 * 4);
         for vs in &self.virtual_servers {
-            let opt = vs.protocol.ipvsadm_option();
+            let opt = ipvsadm_option(vs.protocol);
             let hp = HostPort(vs.address, vs.port);
             let _ = write!(out, "-A {opt} {hp} -s {}", vs.scheduler);
             if vs.flags.contains(ServiceFlags::PERSISTENT) {
@@ -81,7 +81,7 @@ impl IpvsRuleSet {
         let mut out = String::with_capacity(8192);
         out.push_str("# IPVS (ipvsadm-save form)\n");
         for vs in &self.virtual_servers {
-            let opt = vs.protocol.ipvsadm_option();
+            let opt = ipvsadm_option(vs.protocol);
             let hp = HostPort(vs.address, vs.port);
             let _ = write!(out, "-A {opt} {hp} -s {}", vs.scheduler);
             if vs.timeout != 0 || vs.flags.contains(ServiceFlags::PERSISTENT) {

@@ -7,60 +7,22 @@ use std::net::IpAddr;
 use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 
-/// The transport protocol of a virtual server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum Protocol {
-    /// TCP.
-    #[serde(rename = "TCP")]
-    Tcp,
-    /// UDP.
-    #[serde(rename = "UDP")]
-    Udp,
-    /// SCTP.
-    #[serde(rename = "SCTP")]
-    Sctp,
-}
+pub use crate::proxy::Protocol;
 
-impl Protocol {
-    /// Kubernetes' spelling (`TCP`, `UDP`, `SCTP`), as the virtual server carries it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Protocol::Tcp => "TCP",
-            Protocol::Udp => "UDP",
-            Protocol::Sctp => "SCTP",
-        }
-    }
-
-    /// The lower-case spelling ipset entries and iptables matches use (`tcp`, `udp`, `sctp`).
-    pub fn lower(self) -> &'static str {
-        match self {
-            Protocol::Tcp => "tcp",
-            Protocol::Udp => "udp",
-            Protocol::Sctp => "sctp",
-        }
-    }
-
-    /// `ipvsadm`'s service option for this protocol (`-t`, `-u`, `--sctp-service`).
-    pub fn ipvsadm_option(self) -> &'static str {
-        match self {
-            Protocol::Tcp => "-t",
-            Protocol::Udp => "-u",
-            Protocol::Sctp => "--sctp-service",
-        }
-    }
-
-    /// Whether a removed real server of this protocol is drained (weight 0 until its
-    /// connections are gone) rather than deleted at once: TCP only, as
-    /// `IsRsGracefulTerminationNeeded`.
-    pub fn drains(self) -> bool {
-        self == Protocol::Tcp
+/// `ipvsadm`'s service option for a protocol (`-t`, `-u`, `--sctp-service`).
+pub(crate) fn ipvsadm_option(p: Protocol) -> &'static str {
+    match p {
+        Protocol::Tcp => "-t",
+        Protocol::Udp => "-u",
+        Protocol::Sctp => "--sctp-service",
     }
 }
 
-impl fmt::Display for Protocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// Whether a removed real server of this protocol is drained (weight 0 until its
+/// connections are gone) rather than deleted at once: TCP only, as
+/// `IsRsGracefulTerminationNeeded`.
+pub(crate) fn drains(p: Protocol) -> bool {
+    p == Protocol::Tcp
 }
 
 /// The flags of a virtual server (`IP_VS_SVC_F_*`).
@@ -210,7 +172,12 @@ impl VirtualServerKey {
 impl fmt::Display for VirtualServerKey {
     /// `ip:port/PROTO`, as kube-proxy names a virtual server (`VirtualServer.String`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", HostPort(self.address, self.port), self.protocol)
+        write!(
+            f,
+            "{}/{}",
+            HostPort(self.address, self.port),
+            self.protocol.as_str()
+        )
     }
 }
 
