@@ -35,6 +35,8 @@ enum Command {
     Hints(cmd::hints::Args),
     /// The endpoints the proxy on one node would use for each service port.
     Endpoints(cmd::endpoints::Args),
+    /// The iptables, nftables or IPVS rules kube-proxy would program on one node.
+    Rules(cmd::rules::Args),
     /// The DNS records a cluster DNS server serves.
     Dns(cmd::dns::Args),
     /// The service environment variables the kubelet injects into a container.
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
         Command::Mirror(a) => cmd::mirror::run(a),
         Command::Hints(a) => cmd::hints::run(a),
         Command::Endpoints(a) => cmd::endpoints::run(a),
+        Command::Rules(a) => cmd::rules::run(a),
         Command::Dns(a) => cmd::dns::run(a),
         Command::Env(a) => cmd::env::run(a),
     };

@@ -6,5 +6,6 @@ pub mod endpoints;
 pub mod env;
 pub mod hints;
 pub mod mirror;
+pub mod rules;
 pub mod slice;
 pub mod validate;

@@ -104,16 +104,20 @@ pub struct IptablesState {
     /// The node zone of the synced model (a change forces a full sync).
     #[serde(skip)]
     zone: String,
-    /// Whether a stale-chain cleanup has run (large-cluster mode waits a sync period).
-    #[serde(skip)]
-    cleaned: bool,
 }
 
 impl IptablesState {
     /// The tables as `iptables-save` prints them (filter, then nat).
     pub fn to_save_text(&self) -> String {
         let mut out = String::with_capacity(
-            256 + 160 * self.filter.chains.values().chain(self.nat.chains.values()).map(Vec::len).sum::<usize>(),
+            256 + 160
+                * self
+                    .filter
+                    .chains
+                    .values()
+                    .chain(self.nat.chains.values())
+                    .map(Vec::len)
+                    .sum::<usize>(),
         );
         self.filter.write_to(&mut out);
         self.nat.write_to(&mut out);
@@ -127,25 +131,102 @@ impl IptablesState {
 
     /// How many rules the tables hold.
     pub fn rule_count(&self) -> usize {
-        self.filter.chains.values().chain(self.nat.chains.values()).map(Vec::len).sum()
+        self.filter
+            .chains
+            .values()
+            .chain(self.nat.chains.values())
+            .map(Vec::len)
+            .sum()
     }
 }
 
 /// The jump rules kube-proxy installs outside the restore, at full syncs
 /// (`iptablesJumpChains`, then `iptablesKubeletJumpChains`): (table, from, to, comment, NEW only).
 const JUMPS: &[(&str, &str, Chain, &str, bool)] = &[
-    ("filter", "INPUT", KUBE_EXTERNAL_SERVICES, "kubernetes externally-visible service portals", true),
-    ("filter", "FORWARD", KUBE_EXTERNAL_SERVICES, "kubernetes externally-visible service portals", true),
-    ("filter", "INPUT", KUBE_NODEPORTS, "kubernetes health check service ports", false),
-    ("filter", "FORWARD", KUBE_SERVICES, "kubernetes service portals", true),
-    ("filter", "OUTPUT", KUBE_SERVICES, "kubernetes service portals", true),
-    ("filter", "FORWARD", KUBE_FORWARD, "kubernetes forwarding rules", false),
-    ("filter", "INPUT", KUBE_PROXY_FIREWALL, "kubernetes load balancer firewall", true),
-    ("filter", "OUTPUT", KUBE_PROXY_FIREWALL, "kubernetes load balancer firewall", true),
-    ("filter", "FORWARD", KUBE_PROXY_FIREWALL, "kubernetes load balancer firewall", true),
-    ("nat", "OUTPUT", KUBE_SERVICES, "kubernetes service portals", false),
-    ("nat", "PREROUTING", KUBE_SERVICES, "kubernetes service portals", false),
-    ("nat", "POSTROUTING", KUBE_POSTROUTING, "kubernetes postrouting rules", false),
+    (
+        "filter",
+        "INPUT",
+        KUBE_EXTERNAL_SERVICES,
+        "kubernetes externally-visible service portals",
+        true,
+    ),
+    (
+        "filter",
+        "FORWARD",
+        KUBE_EXTERNAL_SERVICES,
+        "kubernetes externally-visible service portals",
+        true,
+    ),
+    (
+        "filter",
+        "INPUT",
+        KUBE_NODEPORTS,
+        "kubernetes health check service ports",
+        false,
+    ),
+    (
+        "filter",
+        "FORWARD",
+        KUBE_SERVICES,
+        "kubernetes service portals",
+        true,
+    ),
+    (
+        "filter",
+        "OUTPUT",
+        KUBE_SERVICES,
+        "kubernetes service portals",
+        true,
+    ),
+    (
+        "filter",
+        "FORWARD",
+        KUBE_FORWARD,
+        "kubernetes forwarding rules",
+        false,
+    ),
+    (
+        "filter",
+        "INPUT",
+        KUBE_PROXY_FIREWALL,
+        "kubernetes load balancer firewall",
+        true,
+    ),
+    (
+        "filter",
+        "OUTPUT",
+        KUBE_PROXY_FIREWALL,
+        "kubernetes load balancer firewall",
+        true,
+    ),
+    (
+        "filter",
+        "FORWARD",
+        KUBE_PROXY_FIREWALL,
+        "kubernetes load balancer firewall",
+        true,
+    ),
+    (
+        "nat",
+        "OUTPUT",
+        KUBE_SERVICES,
+        "kubernetes service portals",
+        false,
+    ),
+    (
+        "nat",
+        "PREROUTING",
+        KUBE_SERVICES,
+        "kubernetes service portals",
+        false,
+    ),
+    (
+        "nat",
+        "POSTROUTING",
+        KUBE_POSTROUTING,
+        "kubernetes postrouting rules",
+        false,
+    ),
     ("filter", "INPUT", KUBE_FIREWALL, "", false),
     ("filter", "OUTPUT", KUBE_FIREWALL, "", false),
 ];
@@ -206,10 +287,16 @@ pub fn changed_services(
 ///
 /// The result is a pure function of (prior state, model, settings): applying the transaction
 /// to the prior tables gives the returned tables.
-pub fn sync(prior: Option<&IptablesState>, model: &ProxyModel, settings: &IptablesSettings) -> (Transaction, IptablesState) {
+pub fn sync(
+    prior: Option<&IptablesState>,
+    model: &ProxyModel,
+    settings: &IptablesSettings,
+) -> (Transaction, IptablesState) {
     let services = by_service(model);
     let full = prior.is_none_or(|p| p.zone != model.node.zone);
-    let cleanup = !model.large_cluster_mode() || !prior.is_some_and(|p| p.cleaned);
+    // In large-cluster mode kube-proxy deletes stale chains at most once per sync period
+    // (`lastIPTablesCleanup`). Syncs here carry no clock: as in kube-proxy's test proxier (sync
+    // period 0, which kube-oracle runs), the period has always passed, so every sync cleans up.
     let mut state = match prior {
         Some(p) => p.clone(),
         None => IptablesState {
@@ -217,19 +304,22 @@ pub fn sync(prior: Option<&IptablesState>, model: &ProxyModel, settings: &Iptabl
             nat: KernelTable::new("nat"),
             services: HashMap::new(),
             zone: String::new(),
-            cleaned: false,
         },
     };
     if full {
         for (table, rule) in jump_rules() {
-            let t = if table == "nat" { &mut state.nat } else { &mut state.filter };
+            let t = if table == "nat" {
+                &mut state.nat
+            } else {
+                &mut state.filter
+            };
             if let Target::Jump(to) = rule.target {
                 t.ensure_chain(to);
             }
             t.ensure_rule_first(rule);
         }
     }
-    let existing = cleanup.then(|| state.nat_chains());
+    let existing = Some(state.nat_chains());
     let tx = if full {
         build_transaction(model, settings, Scope::Full, existing.as_ref())
     } else {
@@ -240,6 +330,5 @@ pub fn sync(prior: Option<&IptablesState>, model: &ProxyModel, settings: &Iptabl
     state.nat.apply(&tx.nat);
     state.services = services;
     state.zone = model.node.zone.clone();
-    state.cleaned |= cleanup;
     (tx, state)
 }
