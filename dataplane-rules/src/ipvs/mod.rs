@@ -89,3 +89,76 @@ impl IpvsRuleSet {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vs(proto: Protocol, rs: &[(&str, i32)]) -> VirtualServer {
+        VirtualServer {
+            address: "10.96.0.1".parse().unwrap(),
+            protocol: proto,
+            port: 80,
+            scheduler: "rr".into(),
+            flags: ServiceFlags::NONE,
+            timeout: 0,
+            real_servers: rs
+                .iter()
+                .map(|(a, w)| RealServer {
+                    address: a.parse().unwrap(),
+                    port: 8080,
+                    weight: *w,
+                })
+                .collect(),
+        }
+    }
+
+    fn set(vss: Vec<VirtualServer>) -> IpvsRuleSet {
+        let sets = IpSets::new(false);
+        let m = ClusterIpMasquerade::SourceIsVip;
+        let iptables = IptablesPart::build(
+            &sets,
+            &[],
+            &IptablesSettings {
+                ipv6: false,
+                mark: "0x4000",
+                cluster_ip_masquerade: &m,
+            },
+        );
+        IpvsRuleSet {
+            ipv6: false,
+            virtual_servers: vss,
+            ipsets: sets,
+            bind_addresses: vec![],
+            iptables,
+        }
+    }
+
+    #[test]
+    fn removed_tcp_real_servers_with_connections_drain_at_weight_zero() {
+        let prior = set(vec![vs(
+            Protocol::Tcp,
+            &[("10.0.0.1", 1), ("10.0.0.2", 1), ("10.0.0.3", 1)],
+        )]);
+        let mut next = set(vec![vs(Protocol::Tcp, &[("10.0.0.1", 1)])]);
+        next.drain_from(&prior, |_, rs| rs.address.to_string() == "10.0.0.2");
+        let got: Vec<(String, i32)> = next.virtual_servers[0]
+            .real_servers
+            .iter()
+            .map(|r| (r.address.to_string(), r.weight))
+            .collect();
+        assert_eq!(got, [("10.0.0.1".to_owned(), 1), ("10.0.0.2".to_owned(), 0)]);
+        // Without connections (kube-proxy's fakes), nothing is kept.
+        let mut next = set(vec![vs(Protocol::Tcp, &[("10.0.0.1", 1)])]);
+        next.drain_from(&prior, |_, _| false);
+        assert_eq!(next.virtual_servers[0].real_servers.len(), 1);
+    }
+
+    #[test]
+    fn udp_real_servers_never_drain() {
+        let prior = set(vec![vs(Protocol::Udp, &[("10.0.0.1", 1), ("10.0.0.2", 1)])]);
+        let mut next = set(vec![vs(Protocol::Udp, &[("10.0.0.1", 1)])]);
+        next.drain_from(&prior, |_, _| true);
+        assert_eq!(next.virtual_servers[0].real_servers.len(), 1);
+    }
+}

@@ -5,6 +5,7 @@
 //! the dispatch to the backend's module.
 
 mod iptables;
+mod ipvs;
 
 use std::net::IpAddr;
 use std::process::ExitCode;
@@ -97,6 +98,10 @@ pub struct Args {
     /// Masquerade all traffic to Services.
     #[arg(long)]
     pub masquerade_all: bool,
+    /// IPVS: name the IPv6 proxier's ipsets `KUBE-...` as kube-proxy's test fake (and so
+    /// kube-oracle) does, instead of kube-proxy's own `KUBE-6-...`.
+    #[arg(long)]
+    pub ipvs_unprefixed_ipv6_sets: bool,
     /// An earlier state synced before INPUT (oldest first; the first is a full sync).
     #[arg(long, value_name = "FILE")]
     pub prior: Vec<String>,
@@ -141,13 +146,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let history = history(&args)?;
     match args.backend {
         Backend::Iptables => iptables::run(&args, &config, &history),
-        Backend::Nftables | Backend::Ipvs => Err(CliError::Usage(format!(
-            "rules --backend {}: not yet supported (only iptables is implemented)",
-            match args.backend {
-                Backend::Nftables => "nftables",
-                _ => "ipvs",
-            }
-        ))),
+        Backend::Ipvs => ipvs::run(&args, &config, &history),
+        Backend::Nftables => Err(CliError::Usage(
+            "rules --backend nftables: not yet supported".to_owned(),
+        )),
     }
 }
 
