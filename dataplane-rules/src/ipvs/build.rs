@@ -10,7 +10,7 @@ use crate::RulesError;
 use crate::proxy::{Endpoint, LocalDetector, ProxyConfig, ProxyModel};
 
 use super::iptables::{BlockedFromNode, ClusterIpMasquerade, IptablesPart, IptablesSettings};
-use super::server::{Protocol, RealServer, ServiceFlags, VirtualServer};
+use super::server::{Protocol, RealServer, ServiceFlags, TextKey, VirtualServer};
 use super::{DUMMY_DEVICE, IpvsRuleSet};
 
 /// The node settings IPVS mode depends on.
@@ -112,6 +112,19 @@ pub fn node_port_addresses(ipv6: bool, cidrs: &[IpNet], interfaces: &[(String, V
     out
 }
 
+/// The real servers of endpoints: weight 1, in `ip:port` text order, each once.
+fn real_servers(eps: &[Endpoint]) -> Vec<RealServer> {
+    let mut keyed: Vec<(TextKey, RealServer)> = eps
+        .iter()
+        .map(|e| (TextKey::of(e.ip, e.port), RealServer::new(e.ip, e.port)))
+        .collect();
+    if !keyed.is_sorted_by(|a, b| a.0 < b.0) {
+        keyed.sort_by_key(|a| a.0);
+        keyed.dedup_by(|a, b| a.0 == b.0);
+    }
+    keyed.into_iter().map(|(_, r)| r).collect()
+}
+
 /// Builds the rule set from the service ports (in any order; where two ports program one
 /// virtual server, the later one wins, as it would in kube-proxy's map order).
 pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &IpvsSettings) -> IpvsRuleSet {
@@ -160,20 +173,16 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
             Some(t) => (base_flags | ServiceFlags::PERSISTENT, t),
             None => (base_flags, 0),
         };
-        let pick = |only_local: bool| -> &'a [Endpoint] {
-            if only_local && !p.local.is_empty() {
-                p.local
+        // The real servers of the cluster and of the local endpoints, each built once.
+        let (mut rs_cluster, mut rs_local): (Option<Vec<RealServer>>, Option<Vec<RealServer>>) = (None, None);
+        let mut vs = |address: IpAddr, port: u16, only_local: bool| {
+            let use_local = only_local && !p.local.is_empty();
+            let (slot, eps) = if use_local {
+                (&mut rs_local, p.local)
             } else {
-                p.cluster
-            }
-        };
-        let mut vs = |address: IpAddr, port: u16, eps: &[Endpoint]| {
-            let mut real_servers: Vec<RealServer> =
-                eps.iter().map(|e| RealServer::new(e.ip, e.port)).collect();
-            if real_servers.len() > 1 {
-                real_servers.sort_by(|a, b| a.text_cmp(b));
-                real_servers.dedup_by(|a, b| a.address == b.address && a.port == b.port);
-            }
+                (&mut rs_cluster, p.cluster)
+            };
+            let real_servers = slot.get_or_insert_with(|| real_servers(eps)).clone();
             vss.push(VirtualServer {
                 address,
                 protocol: proto,
@@ -194,7 +203,7 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
                 port: p.port,
             },
         );
-        vs(ci, p.port, pick(p.internal_local));
+        vs(ci, p.port, p.internal_local);
         binds.push(ci);
 
         for &ip in p.external_ips {
@@ -211,7 +220,7 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
                     port: p.port,
                 },
             );
-            vs(ip, p.port, pick(p.external_local));
+            vs(ip, p.port, p.external_local);
             if !is_node_addr(&ip) {
                 binds.push(ip);
             }
@@ -260,7 +269,7 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
                     });
                 }
             }
-            vs(ip, p.port, pick(p.external_local));
+            vs(ip, p.port, p.external_local);
             if !is_node_addr(&ip) {
                 binds.push(ip);
             }
@@ -298,7 +307,7 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
                 add(local);
             }
             for &ip in &s.node_port_ips {
-                vs(ip, np, pick(p.external_local));
+                vs(ip, np, p.external_local);
             }
         }
 

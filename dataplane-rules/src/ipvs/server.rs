@@ -103,11 +103,88 @@ impl RealServer {
     /// The order kube-proxy's fake IPVS keeps destinations in, and `ipvsadm-save` text is
     /// printed in: by the `ip:port` text (`[ip]:port` for IPv6).
     pub fn text_cmp(&self, other: &RealServer) -> std::cmp::Ordering {
-        let mut a = HostPort::buf();
-        let mut b = HostPort::buf();
-        HostPort(self.address, self.port).write(&mut a);
-        HostPort(other.address, other.port).write(&mut b);
-        a.cmp(&b)
+        TextKey::of(self.address, self.port).cmp(&TextKey::of(other.address, other.port))
+    }
+}
+
+/// The `ip:port` text of an address and port in a stack buffer, compared as bytes: sorting
+/// by it sorts as kube-proxy's string order without allocating.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TextKey {
+    buf: [u8; 48],
+    len: u8,
+}
+
+impl TextKey {
+    pub(crate) fn of(address: IpAddr, port: u16) -> Self {
+        let mut k = TextKey { buf: [0; 48], len: 0 };
+        match address {
+            IpAddr::V4(a) => {
+                for (i, o) in a.octets().into_iter().enumerate() {
+                    if i > 0 {
+                        k.push(b'.');
+                    }
+                    k.push_num(u32::from(o));
+                }
+            }
+            IpAddr::V6(a) => {
+                use fmt::Write;
+                k.push(b'[');
+                let _ = write!(k, "{a}");
+                k.push(b']');
+            }
+        }
+        k.push(b':');
+        k.push_num(u32::from(port));
+        k
+    }
+
+    fn push(&mut self, b: u8) {
+        if let Some(slot) = self.buf.get_mut(usize::from(self.len)) {
+            *slot = b;
+            self.len += 1;
+        }
+    }
+
+    fn push_num(&mut self, mut n: u32) {
+        let mut digits = [0u8; 10];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        for &d in &digits[i..] {
+            self.push(d);
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..usize::from(self.len)]
+    }
+}
+
+impl fmt::Write for TextKey {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for b in s.bytes() {
+            self.push(b);
+        }
+        Ok(())
+    }
+}
+
+impl Ord for TextKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.bytes().cmp(other.bytes())
+    }
+}
+
+impl PartialOrd for TextKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -192,17 +269,6 @@ fn v16(a: IpAddr) -> [u8; 16] {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HostPort(pub IpAddr, pub u16);
 
-impl HostPort {
-    fn buf() -> String {
-        String::with_capacity(48)
-    }
-
-    fn write(&self, out: &mut String) {
-        use fmt::Write;
-        let _ = write!(out, "{self}");
-    }
-}
-
 impl fmt::Display for HostPort {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
@@ -233,6 +299,20 @@ mod tests {
         assert_eq!(a.text_cmp(&b), std::cmp::Ordering::Less);
         let c = RealServer::new("fd00::1".parse().unwrap(), 8080);
         assert_eq!(c.to_string(), "[fd00::1]:8080");
+        for (x, y) in [
+            ("10.0.0.1", "9.0.0.1"),
+            ("fd00::1:2", "fd00::2"),
+            ("10.1.0.1", "10.10.0.1"),
+        ] {
+            let (x, y) = (
+                RealServer::new(x.parse().unwrap(), 80),
+                RealServer::new(y.parse().unwrap(), 80),
+            );
+            assert_eq!(x.text_cmp(&y), x.to_string().cmp(&y.to_string()), "{x} {y}");
+        }
+        let p = RealServer::new("10.0.0.1".parse().unwrap(), 8080);
+        let q = RealServer::new("10.0.0.1".parse().unwrap(), 80);
+        assert_eq!(p.text_cmp(&q), p.to_string().cmp(&q.to_string()));
     }
 
     #[test]
