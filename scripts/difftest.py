@@ -114,7 +114,8 @@ _IPVS_UNORDERED = 'KUBE-IPVS-OUT-FILTER'
 
 
 def norm_ipvs_json(text):
-    """The IPVS JSON with kube-oracle's extra `syncs` dropped, IPv6 set names mapped to the
+    """The IPVS JSON without the keys only one side has (kube-oracle's `syncs`, svcnet's
+    `ipvsadm_restore`/`ipset_restore`), IPv6 set names mapped to the
     unprefixed ones, and the map-ordered KUBE-IPVS-OUT-FILTER rules sorted."""
     import re
     try:
@@ -123,7 +124,9 @@ def norm_ipvs_json(text):
         return ['(not JSON) ' + l for l in text.splitlines()]
     if not isinstance(d, dict):
         return norm_json(text)
-    d.pop('syncs', None)
+    d.pop('syncs', None)  # kube-oracle's sync timings
+    d.pop('ipvsadm_restore', None)  # svcnet's restore inputs (kube-oracle has none)
+    d.pop('ipset_restore', None)
     unprefix = lambda t: re.sub(r'KUBE-6-[A-Z0-9-]+', lambda m: _IPVS_V6_NAMES.get(m.group(0), m.group(0)), t)
     d = json.loads(unprefix(json.dumps(d)))
 

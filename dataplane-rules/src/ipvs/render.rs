@@ -130,8 +130,9 @@ impl IpvsRuleSet {
 
     /// The JSON shape of `svcnet rules --backend ipvs --output json` (and kube-oracle's):
     /// virtual servers in address order, every ipset by name with its entries in text order,
-    /// the iptables rules by chain (nat before filter), the bound addresses, and the
-    /// iptables restore payload and state as texts.
+    /// the iptables rules by chain (nat before filter), the bound addresses, the iptables
+    /// restore payload and state as texts, and the `ipvsadm --restore` and `ipset restore`
+    /// inputs.
     pub fn to_json(&self) -> IpvsJson {
         let virtual_servers = self
             .virtual_servers
@@ -190,6 +191,8 @@ impl IpvsRuleSet {
             bind_addresses: self.bind_address_texts(),
             iptables_restore: self.iptables.restore_text(),
             iptables_state: self.iptables.state_text(),
+            ipvsadm_restore: self.ipvsadm_restore(),
+            ipset_restore: self.ipset_restore(),
         }
     }
 }
@@ -209,6 +212,10 @@ pub struct IpvsJson {
     pub iptables_restore: String,
     /// The iptables tables after the sync (`iptables-save` form).
     pub iptables_state: String,
+    /// The virtual and real servers as `ipvsadm --restore` input.
+    pub ipvsadm_restore: String,
+    /// The ipsets as `ipset restore` input.
+    pub ipset_restore: String,
 }
 
 /// A virtual server in JSON.
@@ -324,4 +331,107 @@ pub struct RuleJson {
     pub source_address: String,
     /// The whole rule line.
     pub rule: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Endpoint;
+    use crate::ipvs::{ClusterIpMasquerade, IpvsSettings, PortInput, Protocol, build_rule_set};
+    use std::net::IpAddr;
+
+    fn rules(ipv6: bool, scheduler: &str) -> IpvsRuleSet {
+        let (cip, ep, node): (IpAddr, IpAddr, IpAddr) = if ipv6 {
+            (
+                "fd00:96::a".parse().unwrap(),
+                "fd00:244::5".parse().unwrap(),
+                "fd00::2".parse().unwrap(),
+            )
+        } else {
+            (
+                "10.96.0.10".parse().unwrap(),
+                "10.244.0.5".parse().unwrap(),
+                "192.168.0.2".parse().unwrap(),
+            )
+        };
+        let eps = [Endpoint {
+            ip: ep,
+            port: 8080,
+            is_local: true,
+            ready: true,
+            serving: true,
+            terminating: false,
+        }];
+        let port = PortInput {
+            cluster_ip: cip,
+            port: 80,
+            protocol: Protocol::Sctp,
+            node_port: 30080,
+            health_check_node_port: 0,
+            external_ips: &[],
+            load_balancer_ips: &[],
+            source_ranges: &[],
+            affinity_timeout: Some(600),
+            internal_local: false,
+            external_local: false,
+            cluster: &eps,
+            local: &eps,
+            all: &eps,
+        };
+        let s = IpvsSettings {
+            ipv6,
+            node_ip: node,
+            scheduler: scheduler.into(),
+            mark: "0x4000".into(),
+            cluster_ip_masquerade: ClusterIpMasquerade::SourceIsVip,
+            interfaces: vec![("eth0".into(), vec![node])],
+            node_port_ips: vec![node],
+            unprefixed_ipv6_sets: false,
+        };
+        build_rule_set([port], &s)
+    }
+
+    #[test]
+    fn ipvsadm_restore_form() {
+        let r = rules(true, "mh");
+        assert_eq!(
+            r.ipvsadm_restore(),
+            "-A --sctp-service [fd00::2]:30080 -s mh -p 600 -b mh-port\n\
+             -a --sctp-service [fd00::2]:30080 -r [fd00:244::5]:8080 -m -w 1\n\
+             -A --sctp-service [fd00:96::a]:80 -s mh -p 600 -b mh-port\n\
+             -a --sctp-service [fd00:96::a]:80 -r [fd00:244::5]:8080 -m -w 1\n"
+        );
+        let r = rules(false, "rr");
+        assert!(
+            r.ipvsadm_restore()
+                .starts_with("-A --sctp-service 10.96.0.10:80 -s rr -p 600\n")
+        );
+        // kube-oracle's readable form names the flags in a comment.
+        assert!(
+            r.text(IptablesView::Transaction)
+                .contains("-A --sctp-service 10.96.0.10:80 -s rr -p 600 # flags persistent\n")
+        );
+    }
+
+    #[test]
+    fn ipset_restore_form() {
+        let r = rules(true, "rr");
+        let t = r.ipset_restore();
+        assert!(
+            t.starts_with(
+                "create KUBE-6-LOOP-BACK hash:ip,port,ip family inet6 hashsize 1024 maxelem 65536 -exist\n\
+             flush KUBE-6-LOOP-BACK\n\
+             add KUBE-6-LOOP-BACK fd00:244::5,sctp:8080,fd00:244::5\n"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("add KUBE-6-NODE-PORT-SCTP-HASH fd00::2,sctp:30080\n"));
+        assert!(t.contains(
+            "create KUBE-6-NODE-PORT-TCP bitmap:port range 0-65535 -exist\nflush KUBE-6-NODE-PORT-TCP\n"
+        ));
+        assert_eq!(t.matches("create ").count(), 17);
+        let j = r.to_json();
+        assert_eq!(j.ipset_restore, t);
+        assert_eq!(j.ipsets["KUBE-6-IPVS-IPS"].len(), 1);
+    }
 }
