@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
+pub mod rules_iptables;
+
 /// What one run of the binary gave.
 pub struct Run {
     /// The exit code (-1 when killed by a signal).

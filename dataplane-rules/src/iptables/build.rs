@@ -158,7 +158,11 @@ pub fn endpoint_chain(port: &ServicePortInfo, ep: &Endpoint) -> Chain {
     write_socket(&mut text, ep.addr());
     Chain::Service(
         ServiceChainKind::Sep,
-        chain_hash(&[port.name_string.as_bytes(), port.protocol.lower().as_bytes(), text.as_bytes()]),
+        chain_hash(&[
+            port.name_string.as_bytes(),
+            port.protocol.lower().as_bytes(),
+            text.as_bytes(),
+        ]),
     )
 }
 
@@ -252,7 +256,9 @@ pub fn build_transaction(
     nat.rule(KUBE_POSTROUTING, Vec::new(), Target::XorMark(mark.clone()));
     nat.rule(
         KUBE_POSTROUTING,
-        vec![Match::Comment(Comment::Text("kubernetes service traffic requiring SNAT"))],
+        vec![Match::Comment(Comment::Text(
+            "kubernetes service traffic requiring SNAT",
+        ))],
         Target::MasqueradeRandomFully,
     );
     nat.rule(KUBE_MARK_MASQ, Vec::new(), Target::OrMark(mark.clone()));
@@ -404,8 +410,16 @@ fn service_port_rules(
     let has_endpoints = port.has_endpoints;
     let has_internal = port.has_internal_endpoints();
     let has_external = port.has_external_endpoints();
-    let internal_chain = if port.internal_policy_local { chains.svl } else { chains.svc };
-    let external_policy_chain = if port.external_policy_local { chains.svl } else { chains.svc };
+    let internal_chain = if port.internal_policy_local {
+        chains.svl
+    } else {
+        chains.svc
+    };
+    let external_policy_chain = if port.external_policy_local {
+        chains.svl
+    } else {
+        chains.svc
+    };
     let uses_fw = port.uses_firewall();
     let lb_chain = if uses_fw { chains.fw } else { chains.ext };
     let (internal_filter, external_filter) = if !has_endpoints {
@@ -519,7 +533,10 @@ fn service_port_rules(
                     vec![
                         Match::Comment(Comment::Service(s.clone())),
                         Match::Protocol(proto),
-                        dst(Addr::Net(IpNet::V4(Ipv4Net::new_assert(Ipv4Addr::new(127, 0, 0, 0), 8)))),
+                        dst(Addr::Net(IpNet::V4(Ipv4Net::new_assert(
+                            Ipv4Addr::new(127, 0, 0, 0),
+                            8,
+                        )))),
                         Match::DestinationPort(port.node_port),
                         Match::Nfacct(LOCALHOST_NODEPORTS_COUNTER),
                     ],
@@ -603,7 +620,11 @@ fn service_port_rules(
                 nat.rule(
                     chains.ext,
                     vec![
-                        Match::Comment(Comment::Around("pod traffic for ", s.clone(), " external destinations")),
+                        Match::Comment(Comment::Around(
+                            "pod traffic for ",
+                            s.clone(),
+                            " external destinations",
+                        )),
                         Match::Source {
                             negated: false,
                             addr: Addr::Net(cidr),

@@ -65,20 +65,17 @@ impl KernelTable {
         }
     }
 
-    /// Writes the table as `iptables-save` does (`*name`, chain lines — built-in chains with
-    /// policy `ACCEPT` — rules chain by chain, `COMMIT`); loadable by `iptables-restore`.
+    /// Writes the table as `iptables-save` does (`*name`, chain lines, rules chain by chain,
+    /// `COMMIT`); loadable by `iptables-restore`. Chain lines read `:NAME - [0:0]`, built-in
+    /// chains included (their policy left as it is), as kube-proxy's test fake prints them.
     pub fn write_to(&self, out: &mut String) {
         out.push('*');
         out.push_str(self.name);
         out.push('\n');
-        let builtins = builtin_chains(self.name);
         for c in self.chains.keys() {
             out.push(':');
             c.write_to(out);
-            match c {
-                Chain::Fixed(n) if builtins.contains(n) => out.push_str(" ACCEPT [0:0]\n"),
-                _ => out.push_str(" - [0:0]\n"),
-            }
+            out.push_str(" - [0:0]\n");
         }
         for rules in self.chains.values() {
             for r in rules {
@@ -101,19 +98,26 @@ pub struct IptablesState {
     /// The synced model's service ports by Service, to tell changed Services.
     #[serde(skip)]
     services: HashMap<(String, String), Vec<ServicePortInfo>>,
+    /// The synced model's slice digests by Service.
+    #[serde(skip)]
+    slices: HashMap<(String, String), u64>,
     /// The node zone of the synced model (a change forces a full sync).
     #[serde(skip)]
     zone: String,
-    /// Whether a stale-chain cleanup has run (large-cluster mode waits a sync period).
-    #[serde(skip)]
-    cleaned: bool,
 }
 
 impl IptablesState {
     /// The tables as `iptables-save` prints them (filter, then nat).
     pub fn to_save_text(&self) -> String {
         let mut out = String::with_capacity(
-            256 + 160 * self.filter.chains.values().chain(self.nat.chains.values()).map(Vec::len).sum::<usize>(),
+            256 + 160
+                * self
+                    .filter
+                    .chains
+                    .values()
+                    .chain(self.nat.chains.values())
+                    .map(Vec::len)
+                    .sum::<usize>(),
         );
         self.filter.write_to(&mut out);
         self.nat.write_to(&mut out);
@@ -127,25 +131,102 @@ impl IptablesState {
 
     /// How many rules the tables hold.
     pub fn rule_count(&self) -> usize {
-        self.filter.chains.values().chain(self.nat.chains.values()).map(Vec::len).sum()
+        self.filter
+            .chains
+            .values()
+            .chain(self.nat.chains.values())
+            .map(Vec::len)
+            .sum()
     }
 }
 
 /// The jump rules kube-proxy installs outside the restore, at full syncs
 /// (`iptablesJumpChains`, then `iptablesKubeletJumpChains`): (table, from, to, comment, NEW only).
 const JUMPS: &[(&str, &str, Chain, &str, bool)] = &[
-    ("filter", "INPUT", KUBE_EXTERNAL_SERVICES, "kubernetes externally-visible service portals", true),
-    ("filter", "FORWARD", KUBE_EXTERNAL_SERVICES, "kubernetes externally-visible service portals", true),
-    ("filter", "INPUT", KUBE_NODEPORTS, "kubernetes health check service ports", false),
-    ("filter", "FORWARD", KUBE_SERVICES, "kubernetes service portals", true),
-    ("filter", "OUTPUT", KUBE_SERVICES, "kubernetes service portals", true),
-    ("filter", "FORWARD", KUBE_FORWARD, "kubernetes forwarding rules", false),
-    ("filter", "INPUT", KUBE_PROXY_FIREWALL, "kubernetes load balancer firewall", true),
-    ("filter", "OUTPUT", KUBE_PROXY_FIREWALL, "kubernetes load balancer firewall", true),
-    ("filter", "FORWARD", KUBE_PROXY_FIREWALL, "kubernetes load balancer firewall", true),
-    ("nat", "OUTPUT", KUBE_SERVICES, "kubernetes service portals", false),
-    ("nat", "PREROUTING", KUBE_SERVICES, "kubernetes service portals", false),
-    ("nat", "POSTROUTING", KUBE_POSTROUTING, "kubernetes postrouting rules", false),
+    (
+        "filter",
+        "INPUT",
+        KUBE_EXTERNAL_SERVICES,
+        "kubernetes externally-visible service portals",
+        true,
+    ),
+    (
+        "filter",
+        "FORWARD",
+        KUBE_EXTERNAL_SERVICES,
+        "kubernetes externally-visible service portals",
+        true,
+    ),
+    (
+        "filter",
+        "INPUT",
+        KUBE_NODEPORTS,
+        "kubernetes health check service ports",
+        false,
+    ),
+    (
+        "filter",
+        "FORWARD",
+        KUBE_SERVICES,
+        "kubernetes service portals",
+        true,
+    ),
+    (
+        "filter",
+        "OUTPUT",
+        KUBE_SERVICES,
+        "kubernetes service portals",
+        true,
+    ),
+    (
+        "filter",
+        "FORWARD",
+        KUBE_FORWARD,
+        "kubernetes forwarding rules",
+        false,
+    ),
+    (
+        "filter",
+        "INPUT",
+        KUBE_PROXY_FIREWALL,
+        "kubernetes load balancer firewall",
+        true,
+    ),
+    (
+        "filter",
+        "OUTPUT",
+        KUBE_PROXY_FIREWALL,
+        "kubernetes load balancer firewall",
+        true,
+    ),
+    (
+        "filter",
+        "FORWARD",
+        KUBE_PROXY_FIREWALL,
+        "kubernetes load balancer firewall",
+        true,
+    ),
+    (
+        "nat",
+        "OUTPUT",
+        KUBE_SERVICES,
+        "kubernetes service portals",
+        false,
+    ),
+    (
+        "nat",
+        "PREROUTING",
+        KUBE_SERVICES,
+        "kubernetes service portals",
+        false,
+    ),
+    (
+        "nat",
+        "POSTROUTING",
+        KUBE_POSTROUTING,
+        "kubernetes postrouting rules",
+        false,
+    ),
     ("filter", "INPUT", KUBE_FIREWALL, "", false),
     ("filter", "OUTPUT", KUBE_FIREWALL, "", false),
 ];
@@ -206,40 +287,64 @@ pub fn changed_services(
 ///
 /// The result is a pure function of (prior state, model, settings): applying the transaction
 /// to the prior tables gives the returned tables.
-pub fn sync(prior: Option<&IptablesState>, model: &ProxyModel, settings: &IptablesSettings) -> (Transaction, IptablesState) {
+pub fn sync(
+    prior: Option<&IptablesState>,
+    model: &ProxyModel,
+    settings: &IptablesSettings,
+) -> (Transaction, IptablesState) {
     let services = by_service(model);
     let full = prior.is_none_or(|p| p.zone != model.node.zone);
-    let cleanup = !model.large_cluster_mode() || !prior.is_some_and(|p| p.cleaned);
+    // In large-cluster mode kube-proxy deletes stale chains at most once per sync period
+    // (`lastIPTablesCleanup`). Syncs here carry no clock: as in kube-proxy's test proxier (sync
+    // period 0, which kube-oracle runs), the period has always passed, so every sync cleans up.
     let mut state = match prior {
         Some(p) => p.clone(),
         None => IptablesState {
             filter: KernelTable::new("filter"),
             nat: KernelTable::new("nat"),
             services: HashMap::new(),
+            slices: HashMap::new(),
             zone: String::new(),
-            cleaned: false,
         },
     };
     if full {
         for (table, rule) in jump_rules() {
-            let t = if table == "nat" { &mut state.nat } else { &mut state.filter };
+            let t = if table == "nat" {
+                &mut state.nat
+            } else {
+                &mut state.filter
+            };
             if let Target::Jump(to) = rule.target {
                 t.ensure_chain(to);
             }
             t.ensure_rule_first(rule);
         }
     }
-    let existing = cleanup.then(|| state.nat_chains());
+    let existing = Some(state.nat_chains());
     let tx = if full {
         build_transaction(model, settings, Scope::Full, existing.as_ref())
     } else {
-        let changed = changed_services(prior.map(|p| &p.services).unwrap_or(&HashMap::new()), &services);
+        let empty = HashMap::new();
+        let mut changed = changed_services(prior.map_or(&empty, |p| &p.services), &services);
+        // Any change to a Service's slices counts, even one that changes no service port.
+        let no_slices = HashMap::new();
+        let before = prior.map_or(&no_slices, |p| &p.slices);
+        for (k, d) in &model.slice_digests {
+            if before.get(k) != Some(d) {
+                changed.insert(k.clone());
+            }
+        }
+        for k in before.keys() {
+            if !model.slice_digests.contains_key(k) {
+                changed.insert(k.clone());
+            }
+        }
         build_transaction(model, settings, Scope::Partial(&changed), existing.as_ref())
     };
     state.filter.apply(&tx.filter);
     state.nat.apply(&tx.nat);
     state.services = services;
+    state.slices = model.slice_digests.clone();
     state.zone = model.node.zone.clone();
-    state.cleaned |= cleanup;
     (tx, state)
 }

@@ -318,7 +318,11 @@ pub struct Rule {
 impl Rule {
     /// A rule.
     pub fn new(chain: Chain, matches: Vec<Match>, target: Target) -> Self {
-        Rule { chain, matches, target }
+        Rule {
+            chain,
+            matches,
+            target,
+        }
     }
 
     /// Writes `-A CHAIN ...` (without a newline).
@@ -379,13 +383,21 @@ fn write_match(out: &mut String, m: &Match) {
         Match::DestinationLocal => out.push_str(" -m addrtype --dst-type LOCAL"),
         Match::SourceLocal => out.push_str(" -m addrtype --src-type LOCAL"),
         Match::Mark { negated, mark } => {
-            out.push_str(if *negated { " -m mark ! --mark " } else { " -m mark --mark " });
+            out.push_str(if *negated {
+                " -m mark ! --mark "
+            } else {
+                " -m mark --mark "
+            });
             out.push_str(mark);
             out.push('/');
             out.push_str(mark);
         }
         Match::Conntrack { negated, states } => {
-            out.push_str(if *negated { " -m conntrack ! --ctstate " } else { " -m conntrack --ctstate " });
+            out.push_str(if *negated {
+                " -m conntrack ! --ctstate "
+            } else {
+                " -m conntrack --ctstate "
+            });
             out.push_str(states);
         }
         Match::Nfacct(name) => {

@@ -18,8 +18,20 @@ pub fn replay(config: &ProxyConfig, history: &History) -> Result<(Transaction, I
     let mut state: Option<IptablesState> = None;
     let mut last = None;
     for step in &history.steps {
-        let node = step.objects.nodes.iter().rev().find(|n| n.metadata.name() == config.node_name);
-        let model = ProxyModel::build(&step.objects.services, &step.objects.endpoint_slices, node, config);
+        // iptables deletes stale chains at once: an aged prior syncs like any other.
+        let _aged = step.aged;
+        let node = step
+            .objects
+            .nodes
+            .iter()
+            .rev()
+            .find(|n| n.metadata.name() == config.node_name);
+        let model = ProxyModel::build(
+            &step.objects.services,
+            &step.objects.endpoint_slices,
+            node,
+            config,
+        );
         let (tx, next) = sync(state.as_ref(), &model, &settings);
         state = Some(next);
         last = Some(tx);

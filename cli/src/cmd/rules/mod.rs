@@ -202,8 +202,14 @@ fn prior_order(args: &Args) -> Vec<(String, bool)> {
     }
     let plain: Vec<&String> = seen.iter().filter(|(_, a)| !a).map(|(p, _)| p).collect();
     let aged: Vec<&String> = seen.iter().filter(|(_, a)| *a).map(|(p, _)| p).collect();
-    let matches = plain.iter().map(|s| s.as_str()).eq(args.prior.iter().map(String::as_str))
-        && aged.iter().map(|s| s.as_str()).eq(args.prior_aged.iter().map(String::as_str));
+    let matches = plain
+        .iter()
+        .map(|s| s.as_str())
+        .eq(args.prior.iter().map(String::as_str))
+        && aged
+            .iter()
+            .map(|s| s.as_str())
+            .eq(args.prior_aged.iter().map(String::as_str));
     if matches {
         seen
     } else {
@@ -279,7 +285,10 @@ pub fn host_addresses(spec: &str) -> Result<Vec<HostInterface>, CliError> {
         let mut addresses = Vec::new();
         for a in addrs.split(',').map(str::trim).filter(|a| !a.is_empty()) {
             let (ip, prefix) = match a.split_once('/') {
-                Some((ip, p)) => (ip, Some(p.parse::<u8>().map_err(|e| usage("host-addresses", a, e))?)),
+                Some((ip, p)) => (
+                    ip,
+                    Some(p.parse::<u8>().map_err(|e| usage("host-addresses", a, e))?),
+                ),
                 None => (a, None),
             };
             let ip = svcnet_model::validation::names::parse_ip_sloppy(ip)
