@@ -139,18 +139,17 @@ fn bad_settings_and_missing_backends_exit_2() {
             r.stderr
         );
     }
-    for backend in ["nftables"] {
-        let r = common::svcnet(&[
-            "rules",
-            "--backend",
-            backend,
-            "--node",
-            "n",
-            "--node-ip",
-            "192.168.0.2",
-            &shop,
-        ]);
-        assert_eq!(r.code, 2);
-        assert!(r.stderr.contains("not yet supported"), "{}", r.stderr);
-    }
+    // nftables is not implemented yet (ipvs is).
+    let r = common::svcnet(&[
+        "rules",
+        "--backend",
+        "nftables",
+        "--node",
+        "n",
+        "--node-ip",
+        "192.168.0.2",
+        &shop,
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("not yet supported"), "{}", r.stderr);
 }
