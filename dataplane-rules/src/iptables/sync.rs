@@ -332,9 +332,10 @@ pub fn sync_owned(
             t.ensure_rule_first(rule);
         }
     }
-    let existing = Some(state.nat_chains());
+    // The nat table's chains before the sync, read in place (no set of them is built).
+    let existing = Some(state.nat.chains.keys().copied());
     let (tx, active) = if full {
-        build_with_chains(model, settings, Scope::Full, existing.as_ref(), None)
+        build_with_chains(model, settings, Scope::Full, existing, None)
     } else {
         let mut changed = changed_services(&state.services, &services);
         // Any change to a Service's slices counts, even one that changes no service port.
@@ -349,13 +350,7 @@ pub fn sync_owned(
             }
         }
         let known = (!first).then_some(&state.active);
-        build_with_chains(
-            model,
-            settings,
-            Scope::Partial(&changed),
-            existing.as_ref(),
-            known,
-        )
+        build_with_chains(model, settings, Scope::Partial(&changed), existing, known)
     };
     state.filter.apply(&tx.filter);
     state.nat.apply(&tx.nat);
