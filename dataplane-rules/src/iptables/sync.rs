@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use indexmap::IndexMap;
 use serde::Serialize;
 
-use super::build::{IptablesSettings, Line, Scope, Transaction, build_transaction};
+use super::build::{ActiveChains, IptablesSettings, Line, Scope, Transaction, build_with_chains};
 use super::types::*;
 use crate::proxy::{ProxyModel, ServicePortInfo};
 
@@ -98,6 +98,9 @@ pub struct IptablesState {
     /// The synced model's service ports by Service, to tell changed Services.
     #[serde(skip)]
     services: HashMap<(String, String), Vec<ServicePortInfo>>,
+    /// The chains each Service kept active in the last sync.
+    #[serde(skip)]
+    active: ActiveChains,
     /// The synced model's slice digests by Service.
     #[serde(skip)]
     slices: HashMap<(String, String), u64>,
@@ -286,27 +289,35 @@ pub fn changed_services(
 /// changed Services. Returns the restore payload and the tables after it.
 ///
 /// The result is a pure function of (prior state, model, settings): applying the transaction
-/// to the prior tables gives the returned tables.
+/// to the prior tables gives the returned tables. [`sync_owned`] does the same without copying
+/// the prior tables.
 pub fn sync(
     prior: Option<&IptablesState>,
     model: &ProxyModel,
     settings: &IptablesSettings,
 ) -> (Transaction, IptablesState) {
-    let services = by_service(model);
-    let full = prior.is_none_or(|p| p.zone != model.node.zone);
+    sync_owned(prior.cloned(), model, settings)
+}
+
+/// [`sync`], taking the prior state by value (the tables are updated in place).
+pub fn sync_owned(
+    prior: Option<IptablesState>,
+    model: &ProxyModel,
+    settings: &IptablesSettings,
+) -> (Transaction, IptablesState) {
+    let full = prior.as_ref().is_none_or(|p| p.zone != model.node.zone);
+    let first = prior.is_none();
     // In large-cluster mode kube-proxy deletes stale chains at most once per sync period
     // (`lastIPTablesCleanup`). Syncs here carry no clock: as in kube-proxy's test proxier (sync
     // period 0, which kube-oracle runs), the period has always passed, so every sync cleans up.
-    let mut state = match prior {
-        Some(p) => p.clone(),
-        None => IptablesState {
-            filter: KernelTable::new("filter"),
-            nat: KernelTable::new("nat"),
-            services: HashMap::new(),
-            slices: HashMap::new(),
-            zone: String::new(),
-        },
-    };
+    let mut state = prior.unwrap_or_else(|| IptablesState {
+        filter: KernelTable::new("filter"),
+        nat: KernelTable::new("nat"),
+        services: HashMap::new(),
+        active: HashMap::new(),
+        slices: HashMap::new(),
+        zone: String::new(),
+    });
     if full {
         for (table, rule) in jump_rules() {
             let t = if table == "nat" {
@@ -320,31 +331,116 @@ pub fn sync(
             t.ensure_rule_first(rule);
         }
     }
-    let existing = Some(state.nat_chains());
-    let tx = if full {
-        build_transaction(model, settings, Scope::Full, existing.as_ref())
+    // The synced ports and slice digests are brought up to the model in place (only changed
+    // Services are copied), telling the changed Services on the way.
+    let mut changed = update_services(&mut state.services, model);
+    update_slices(&mut state.slices, &model.slice_digests, &mut changed);
+    // The nat table's chains before the sync, read in place (no set of them is built).
+    let existing = Some(state.nat.chains.keys().copied());
+    let (tx, active) = if full {
+        build_with_chains(model, settings, Scope::Full, existing, None)
     } else {
-        let empty = HashMap::new();
-        let mut changed = changed_services(prior.map_or(&empty, |p| &p.services), &services);
-        // Any change to a Service's slices counts, even one that changes no service port.
-        let no_slices = HashMap::new();
-        let before = prior.map_or(&no_slices, |p| &p.slices);
-        for (k, d) in &model.slice_digests {
-            if before.get(k) != Some(d) {
-                changed.insert(k.clone());
-            }
-        }
-        for k in before.keys() {
-            if !model.slice_digests.contains_key(k) {
-                changed.insert(k.clone());
-            }
-        }
-        build_transaction(model, settings, Scope::Partial(&changed), existing.as_ref())
+        let known = (!first).then_some(&state.active);
+        build_with_chains(model, settings, Scope::Partial(&changed), existing, known)
     };
     state.filter.apply(&tx.filter);
     state.nat.apply(&tx.nat);
-    state.services = services;
-    state.slices = model.slice_digests.clone();
-    state.zone = model.node.zone.clone();
+    state.active = active;
+    if state.zone != model.node.zone {
+        state.zone.clone_from(&model.node.zone);
+    }
     (tx, state)
+}
+
+/// Brings `known` (service ports by Service) up to the model and returns the Services whose
+/// ports changed, as [`changed_services`] tells them; unchanged Services are neither copied nor
+/// freed.
+fn update_services(
+    known: &mut HashMap<(String, String), Vec<ServicePortInfo>>,
+    model: &ProxyModel,
+) -> HashSet<(String, String)> {
+    fn service_of(p: &ServicePortInfo) -> (&str, &str) {
+        (p.name.namespace.as_str(), p.name.name.as_str())
+    }
+    let grouped = model
+        .ports
+        .windows(2)
+        .all(|w| matches!(w, [a, b] if service_of(a) <= service_of(b)));
+    if !grouped {
+        // Ports of one Service apart: rebuilt from scratch.
+        let services = by_service(model);
+        let changed = changed_services(known, &services);
+        *known = services;
+        return changed;
+    }
+    let mut changed = HashSet::new();
+    let mut groups = 0;
+    let mut i = 0;
+    while let Some(first) = model.ports.get(i) {
+        let j = i + model
+            .ports
+            .get(i..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(|p| service_of(p) == service_of(first))
+            .count();
+        let ports = model.ports.get(i..j).unwrap_or(&[]);
+        groups += 1;
+        let key = (first.name.namespace.clone(), first.name.name.clone());
+        match known.get_mut(&key) {
+            Some(v) if v.as_slice() == ports => {}
+            Some(v) => {
+                v.clear();
+                v.extend_from_slice(ports);
+                changed.insert(key);
+            }
+            None => {
+                known.insert(key.clone(), ports.to_vec());
+                changed.insert(key);
+            }
+        }
+        i = j;
+    }
+    if known.len() != groups {
+        let present: HashSet<(&str, &str)> = model.ports.iter().map(service_of).collect();
+        known.retain(|k, _| {
+            let keep = present.contains(&(k.0.as_str(), k.1.as_str()));
+            if !keep {
+                changed.insert(k.clone());
+            }
+            keep
+        });
+    }
+    changed
+}
+
+/// Brings `known` (slice digests by Service) up to `now`, adding the Services whose slices
+/// changed at all to `changed`.
+fn update_slices(
+    known: &mut HashMap<(String, String), u64>,
+    now: &HashMap<(String, String), u64>,
+    changed: &mut HashSet<(String, String)>,
+) {
+    for (k, d) in now {
+        match known.get_mut(k) {
+            Some(old) if *old == *d => {}
+            Some(old) => {
+                *old = *d;
+                changed.insert(k.clone());
+            }
+            None => {
+                known.insert(k.clone(), *d);
+                changed.insert(k.clone());
+            }
+        }
+    }
+    if known.len() != now.len() {
+        known.retain(|k, _| {
+            let keep = now.contains_key(k);
+            if !keep {
+                changed.insert(k.clone());
+            }
+            keep
+        });
+    }
 }
