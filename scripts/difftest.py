@@ -11,6 +11,8 @@ printed with a command that reproduces it.
     scripts/difftest.py --seeds 1..1000                       # iptables, transaction and state
     scripts/difftest.py --backend nftables --seeds 1..200 --all
     scripts/difftest.py --seed 17 --keep /tmp/case17          # write the (minimised) case out
+    scripts/difftest.py --record DIR --seeds 1..10            # kube-oracle's answers as conformance cases
+    scripts/difftest.py --kernel --seeds 1..1000              # root: transaction on prior == state, in a real kernel
 
 Python 3 standard library only. Paths default to the repository's release builds and the
 oracle beside the repository (`../shared/tools/kube-oracle/kube-oracle`); see --help.
@@ -21,6 +23,7 @@ import copy
 import difflib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,7 +85,13 @@ def _norm_ipt_builtin(text):
     return out
 
 
+_POLICY = re.compile(r'^:(\S+) (ACCEPT|DROP) (\[\d*:\d*\])$')
+
+
 def norm_ipt(text):
+    # A built-in chain's policy: iptables-save prints it (':INPUT ACCEPT [0:0]'), kube-proxy's
+    # fake (so kube-oracle's --print state) prints '-'; both load the same, so both compare as '-'.
+    text = '\n'.join(_POLICY.sub(r':\1 - \3', l.strip()) for l in text.splitlines())
     return CONF.norm_ipt(text) if CONF else _norm_ipt_builtin(text)
 
 
@@ -97,6 +106,56 @@ def norm_json(text):
         return json.dumps(json.loads(text), indent=1, sort_keys=True).splitlines()
     except ValueError:
         return ['(not JSON) ' + l for l in text.splitlines()]
+
+
+# IPVS: kube-proxy v1.37.2 names the IPv6 proxier's ipsets KUBE-6-... (NewProxier); kube-oracle
+# runs the test fake, which passes isIPv6=false and keeps KUBE-...; svcnet follows kube-proxy.
+# The IPv6 names are mapped back (NewIPSet: prefix, cut to 31 characters) before comparing.
+_IPVS_SETS = ['KUBE-LOOP-BACK', 'KUBE-CLUSTER-IP', 'KUBE-EXTERNAL-IP', 'KUBE-EXTERNAL-IP-LOCAL',
+              'KUBE-LOAD-BALANCER', 'KUBE-LOAD-BALANCER-FW', 'KUBE-LOAD-BALANCER-LOCAL',
+              'KUBE-LOAD-BALANCER-SOURCE-IP', 'KUBE-LOAD-BALANCER-SOURCE-CIDR', 'KUBE-NODE-PORT-TCP',
+              'KUBE-NODE-PORT-LOCAL-TCP', 'KUBE-NODE-PORT-UDP', 'KUBE-NODE-PORT-LOCAL-UDP',
+              'KUBE-NODE-PORT-SCTP-HASH', 'KUBE-NODE-PORT-LOCAL-SCTP-HASH', 'KUBE-HEALTH-CHECK-NODE-PORT',
+              'KUBE-IPVS-IPS']
+_IPVS_V6_NAMES = {n.replace('KUBE-', 'KUBE-6-', 1)[:31]: n for n in _IPVS_SETS}
+# kube-proxy writes one KUBE-IPVS-OUT-FILTER rule per LoadBalancer IP:port in Go map order.
+_IPVS_UNORDERED = 'KUBE-IPVS-OUT-FILTER'
+
+
+def norm_ipvs_json(text):
+    """The IPVS JSON without the keys only one side has (kube-oracle's `syncs`, svcnet's
+    `ipvsadm_restore`/`ipset_restore`), IPv6 set names mapped to the
+    unprefixed ones, and the map-ordered KUBE-IPVS-OUT-FILTER rules sorted."""
+    import re
+    try:
+        d = json.loads(text)
+    except ValueError:
+        return ['(not JSON) ' + l for l in text.splitlines()]
+    if not isinstance(d, dict):
+        return norm_json(text)
+    d.pop('syncs', None)  # kube-oracle's sync timings
+    d.pop('ipvsadm_restore', None)  # svcnet's restore inputs (kube-oracle has none)
+    d.pop('ipset_restore', None)
+    unprefix = lambda t: re.sub(r'KUBE-6-[A-Z0-9-]+', lambda m: _IPVS_V6_NAMES.get(m.group(0), m.group(0)), t)
+    d = json.loads(unprefix(json.dumps(d)))
+
+    def sort_block(t):
+        lines, out, block = t.split('\n'), [], []
+        for l in lines + ['']:
+            if l.startswith('-A ' + _IPVS_UNORDERED + ' '):
+                block.append(l)
+                continue
+            out += sorted(block)
+            block = []
+            out.append(l)
+        return '\n'.join(out[:-1])
+    for k in ('iptables_restore', 'iptables_state'):
+        if isinstance(d.get(k), str):
+            d[k] = sort_block(d[k])
+    chains = d.get('iptables_chains') or {}
+    if isinstance(chains.get(_IPVS_UNORDERED), list):
+        chains[_IPVS_UNORDERED].sort(key=lambda r: json.dumps(r, sort_keys=True))
+    return json.dumps(d, indent=1, sort_keys=True).splitlines()
 
 
 # ---- running one comparison ------------------------------------------------------------------
@@ -154,7 +213,9 @@ def compare(opts, case, mode, tmp):
     src, sout, serr = run([opts.svcnet, 'rules'] + argv, opts.timeout)
     if src != 0:
         return ('differ', f'svcnet exit {src} (kube-oracle exit 0): {serr.strip()[:400]}')
-    if mode == 'json':
+    if mode == 'json' and opts.backend == 'ipvs':
+        norm = norm_ipvs_json
+    elif mode == 'json':
         norm = norm_json
     elif opts.backend == 'iptables':
         norm = norm_ipt
@@ -422,6 +483,72 @@ def record(opts, seed, d):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def kernel_check(opts, seed):
+    """iptables only, as root: svcnet's transaction applied with the real `iptables-restore
+    --noflush` on top of svcnet's state of the previous sync (in a scratch network namespace)
+    must leave the kernel exactly as loading svcnet's new state does (both read back with
+    iptables-save). None when they agree, else a message."""
+    tmp = tempfile.mkdtemp(prefix=f'difftest-kernel-{seed}-')
+    ns = [f'difftest{os.getpid()}-{seed}-a', f'difftest{os.getpid()}-{seed}-b']
+    try:
+        gdir = os.path.join(tmp, 'gen')
+        rc, _, err = run([opts.testgen, str(seed), gdir], 60)
+        if rc != 0:
+            return f'generator failed: {err.strip()}'
+        case = Case.load(seed, gdir)
+        # no nfacct counters exist in a scratch namespace (kube-proxy creates them first)
+        if '--nfacct' in case.args:
+            i = case.args.index('--nfacct')
+            del case.args[i:i + 2]
+        case.args += ['--nfacct', 'false']
+        v6 = ':' in case.args[case.args.index('--node-ip') + 1]
+        restore = 'ip6tables-restore' if v6 else 'iptables-restore'
+        save = 'ip6tables-save' if v6 else 'iptables-save'
+        files = case.write(os.path.join(tmp, 'run'))
+
+        def rules(history_files, aged, mode, inp):
+            c = Case(seed, case.args, [None] * (len(history_files) + 1), aged)
+            rc, out, err = run([opts.svcnet, 'rules'] + c.argv(opts.backend, history_files + [inp], mode), opts.timeout)
+            if rc != 0:
+                raise RuntimeError(f'svcnet exit {rc}: {err.strip()[:300]}')
+            return out
+
+        def sh(args, stdin=None):
+            p = subprocess.run(args, input=stdin, capture_output=True, text=True, timeout=60)
+            if p.returncode != 0:
+                raise RuntimeError(f'{" ".join(args[:5])}: {p.stderr.strip()[:300]}')
+            return p.stdout
+
+        for n in ns:
+            sh(['ip', 'netns', 'add', n])
+        try:
+            want = rules(files[:-1], case.aged, 'state', files[-1])
+            if len(files) > 1:
+                before = rules(files[:-2], case.aged[:-1], 'state', files[-2])
+                sh(['ip', 'netns', 'exec', ns[0], restore], before)
+                tx = rules(files[:-1], case.aged, 'transaction', files[-1])
+                sh(['ip', 'netns', 'exec', ns[0], restore, '--noflush'], tx)
+            else:
+                sh(['ip', 'netns', 'exec', ns[0], restore], want)
+            sh(['ip', 'netns', 'exec', ns[1], restore], want)
+            got = sh(['ip', 'netns', 'exec', ns[0], save])
+            ref = sh(['ip', 'netns', 'exec', ns[1], save])
+        except RuntimeError as e:
+            return str(e)
+        norm = CONF.norm_iptables_save if CONF else (lambda t: sorted(l for l in t.splitlines() if l[:1] in '-:'))
+        g, w = norm(got), norm(ref)
+        if g != w:
+            a = json.dumps(w, indent=0, sort_keys=True).splitlines()
+            b = json.dumps(g, indent=0, sort_keys=True).splitlines()
+            d = [l for l in difflib.unified_diff(a, b, 'state loaded', 'transaction on prior', lineterm='', n=0)]
+            return 'kernel tables differ:\n' + '\n'.join(d[:20])
+        return None
+    finally:
+        for n in ns:
+            subprocess.run(['ip', 'netns', 'del', n], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def reproduce_cmd(opts, case, mode, d):
     files = [os.path.join(d, f'state-{i}.json') for i in range(len(case.states))]
     a = ' '.join(_q(x) for x in case.argv(opts.backend, files, mode))
@@ -447,13 +574,23 @@ def main():
     ap.add_argument('--shrink-budget', type=int, default=400, help='most comparisons spent shrinking')
     ap.add_argument('--keep', help='write the (minimised) first difference into this directory')
     ap.add_argument('--record', metavar='DIR', help="write each seed's case with kube-oracle's output as a conformance case into DIR (no comparison)")
+    ap.add_argument('--kernel', action='store_true', help="iptables, as root: no oracle; check in network namespaces that svcnet's transaction on its prior state leaves the kernel as its new state does")
     ap.add_argument('--timeout', type=float, default=120)
     ap.add_argument('--diff-lines', type=int, default=40)
     opts = ap.parse_args()
-    for what in ('testgen', 'oracle') + (() if opts.record else ('svcnet',)):
+    for what in ('testgen',) + (() if opts.kernel else ('oracle',)) + (() if opts.record else ('svcnet',)):
         if not os.path.exists(getattr(opts, what)):
             sys.exit(f'difftest: {what} not found at {getattr(opts, what)} (build it, or pass --{what})')
     seeds = [opts.seed] if opts.seed is not None else list(parse_seeds(opts.seeds))
+    if opts.kernel:
+        bad = 0
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+            for seed, why in zip(seeds, pool.map(lambda s: kernel_check(opts, s), seeds)):
+                if why:
+                    bad += 1
+                    print(f'seed {seed}: {why}')
+        print(f'kernel: {len(seeds)} seeds {seeds[0]}..{seeds[-1]}: {len(seeds) - bad} agree, {bad} differ')
+        return 1 if bad else 0
     if opts.record:
         bad = 0
         for seed in seeds:

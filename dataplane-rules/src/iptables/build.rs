@@ -11,7 +11,7 @@ use svcnet_topology::IpFamily;
 
 use super::types::*;
 use crate::error::RulesError;
-use crate::hash::chain_hash;
+use crate::hash::{FxHashMap, FxHashSet, chain_hash};
 use crate::proxy::{Endpoint, LocalDetector, ProxyConfig, ProxyModel, ServicePortInfo};
 
 /// nfacct counter of localhost NodePort packets.
@@ -233,7 +233,14 @@ pub fn build_transaction(
     scope: Scope<'_>,
     existing_nat_chains: Option<&HashSet<Chain>>,
 ) -> Transaction {
-    build_with_chains(model, settings, scope, existing_nat_chains, None).0
+    build_with_chains(
+        model,
+        settings,
+        scope,
+        existing_nat_chains.map(|s| s.iter().copied()),
+        None,
+    )
+    .0
 }
 
 /// The chains each Service (namespace, name) keeps active, as a sync leaves them.
@@ -246,7 +253,7 @@ pub(crate) fn build_with_chains(
     model: &ProxyModel,
     settings: &IptablesSettings,
     scope: Scope<'_>,
-    existing_nat_chains: Option<&HashSet<Chain>>,
+    existing_nat_chains: Option<impl Iterator<Item = Chain>>,
     known: Option<&ActiveChains>,
 ) -> (Transaction, ActiveChains) {
     let mut filter = Table::new("filter");
@@ -302,7 +309,14 @@ pub(crate) fn build_with_chains(
     }
 
     let large = model.large_cluster_mode();
-    let mut active: HashSet<Chain> = HashSet::new();
+    let mut active: FxHashSet<Chain> = FxHashSet::with_capacity_and_hasher(
+        model
+            .ports
+            .iter()
+            .map(|p| 2 + p.all_locally_reachable.len())
+            .sum(),
+        Default::default(),
+    );
     let mut by_service: ActiveChains = HashMap::with_capacity(model.ports.len());
     let mut i = 0;
     while let Some(first) = model.ports.get(i) {
@@ -348,9 +362,7 @@ pub(crate) fn build_with_chains(
 
     if let Some(existing) = existing_nat_chains {
         let mut stale: Vec<Chain> = existing
-            .iter()
             .filter(|c| c.is_service_chain() && !active.contains(c))
-            .copied()
             .collect();
         stale.sort();
         for c in stale {
@@ -809,7 +821,7 @@ fn service_port_rules(
 struct EndpointChains {
     addrs: Vec<SocketAddr>,
     chains: Vec<Chain>,
-    index: Option<HashMap<SocketAddr, Chain>>,
+    index: Option<FxHashMap<SocketAddr, Chain>>,
 }
 
 impl EndpointChains {

@@ -305,7 +305,6 @@ pub fn sync_owned(
     model: &ProxyModel,
     settings: &IptablesSettings,
 ) -> (Transaction, IptablesState) {
-    let services = by_service(model);
     let full = prior.as_ref().is_none_or(|p| p.zone != model.node.zone);
     let first = prior.is_none();
     // In large-cluster mode kube-proxy deletes stale chains at most once per sync period
@@ -332,36 +331,116 @@ pub fn sync_owned(
             t.ensure_rule_first(rule);
         }
     }
-    let existing = Some(state.nat_chains());
+    // The synced ports and slice digests are brought up to the model in place (only changed
+    // Services are copied), telling the changed Services on the way.
+    let mut changed = update_services(&mut state.services, model);
+    update_slices(&mut state.slices, &model.slice_digests, &mut changed);
+    // The nat table's chains before the sync, read in place (no set of them is built).
+    let existing = Some(state.nat.chains.keys().copied());
     let (tx, active) = if full {
-        build_with_chains(model, settings, Scope::Full, existing.as_ref(), None)
+        build_with_chains(model, settings, Scope::Full, existing, None)
     } else {
-        let mut changed = changed_services(&state.services, &services);
-        // Any change to a Service's slices counts, even one that changes no service port.
-        for (k, d) in &model.slice_digests {
-            if state.slices.get(k) != Some(d) {
-                changed.insert(k.clone());
-            }
-        }
-        for k in state.slices.keys() {
-            if !model.slice_digests.contains_key(k) {
-                changed.insert(k.clone());
-            }
-        }
         let known = (!first).then_some(&state.active);
-        build_with_chains(
-            model,
-            settings,
-            Scope::Partial(&changed),
-            existing.as_ref(),
-            known,
-        )
+        build_with_chains(model, settings, Scope::Partial(&changed), existing, known)
     };
     state.filter.apply(&tx.filter);
     state.nat.apply(&tx.nat);
-    state.services = services;
     state.active = active;
-    state.slices = model.slice_digests.clone();
-    state.zone = model.node.zone.clone();
+    if state.zone != model.node.zone {
+        state.zone.clone_from(&model.node.zone);
+    }
     (tx, state)
+}
+
+/// Brings `known` (service ports by Service) up to the model and returns the Services whose
+/// ports changed, as [`changed_services`] tells them; unchanged Services are neither copied nor
+/// freed.
+fn update_services(
+    known: &mut HashMap<(String, String), Vec<ServicePortInfo>>,
+    model: &ProxyModel,
+) -> HashSet<(String, String)> {
+    fn service_of(p: &ServicePortInfo) -> (&str, &str) {
+        (p.name.namespace.as_str(), p.name.name.as_str())
+    }
+    let grouped = model
+        .ports
+        .windows(2)
+        .all(|w| matches!(w, [a, b] if service_of(a) <= service_of(b)));
+    if !grouped {
+        // Ports of one Service apart: rebuilt from scratch.
+        let services = by_service(model);
+        let changed = changed_services(known, &services);
+        *known = services;
+        return changed;
+    }
+    let mut changed = HashSet::new();
+    let mut groups = 0;
+    let mut i = 0;
+    while let Some(first) = model.ports.get(i) {
+        let j = i + model
+            .ports
+            .get(i..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(|p| service_of(p) == service_of(first))
+            .count();
+        let ports = model.ports.get(i..j).unwrap_or(&[]);
+        groups += 1;
+        let key = (first.name.namespace.clone(), first.name.name.clone());
+        match known.get_mut(&key) {
+            Some(v) if v.as_slice() == ports => {}
+            Some(v) => {
+                v.clear();
+                v.extend_from_slice(ports);
+                changed.insert(key);
+            }
+            None => {
+                known.insert(key.clone(), ports.to_vec());
+                changed.insert(key);
+            }
+        }
+        i = j;
+    }
+    if known.len() != groups {
+        let present: HashSet<(&str, &str)> = model.ports.iter().map(service_of).collect();
+        known.retain(|k, _| {
+            let keep = present.contains(&(k.0.as_str(), k.1.as_str()));
+            if !keep {
+                changed.insert(k.clone());
+            }
+            keep
+        });
+    }
+    changed
+}
+
+/// Brings `known` (slice digests by Service) up to `now`, adding the Services whose slices
+/// changed at all to `changed`.
+fn update_slices(
+    known: &mut HashMap<(String, String), u64>,
+    now: &HashMap<(String, String), u64>,
+    changed: &mut HashSet<(String, String)>,
+) {
+    for (k, d) in now {
+        match known.get_mut(k) {
+            Some(old) if *old == *d => {}
+            Some(old) => {
+                *old = *d;
+                changed.insert(k.clone());
+            }
+            None => {
+                known.insert(k.clone(), *d);
+                changed.insert(k.clone());
+            }
+        }
+    }
+    if known.len() != now.len() {
+        known.retain(|k, _| {
+            let keep = now.contains_key(k);
+            if !keep {
+                changed.insert(k.clone());
+            }
+            keep
+        });
+    }
 }
