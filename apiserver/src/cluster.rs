@@ -79,7 +79,11 @@ impl Cluster {
                 .map_err(|e| bad(&service_cidrs[0], &e.to_string()))?;
             // The API server's own Service holds the first address of the primary range.
             if let Some(first) = first_address(&service_cidrs[0]) {
-                let _ = m.allocate(IpFamily::of(first), first, Some(&ServiceRef::new("default", "kubernetes")));
+                let _ = m.allocate(
+                    IpFamily::of(first),
+                    first,
+                    Some(&ServiceRef::new("default", "kubernetes")),
+                );
             }
             ips = Some(m);
         }

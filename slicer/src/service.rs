@@ -25,7 +25,8 @@ pub struct Options {
     /// (RFC 3339 with nanoseconds, UTC); `None` removes the annotation from written slices.
     pub trigger_time: Option<String>,
     /// Whether `trafficDistribution: PreferSameZone` / `PreferSameNode` count as set (the
-    /// `PreferSameTrafficDistribution` feature). Only decides whether hints are kept.
+    /// `PreferSameTrafficDistribution` feature: GA and locked on since Kubernetes 1.35, so
+    /// `true` by default). Only decides whether hints are kept.
     pub prefer_same_traffic_distribution: bool,
 }
 
@@ -34,7 +35,7 @@ impl Default for Options {
         Options {
             max_endpoints_per_slice: 100,
             trigger_time: None,
-            prefer_same_traffic_distribution: false,
+            prefer_same_traffic_distribution: true,
         }
     }
 }

@@ -143,7 +143,8 @@ fn plan_all(set: &ObjectSet, options: &Options, seed: u64) -> (Plan, Vec<Endpoin
 /// The controller's memory of annotation-driven hints is not in the input: hints found on the
 /// existing slices count as its own, unless trafficDistribution explains them.
 fn hints_populated(svc: &Service, existing: &[EndpointSlice]) -> bool {
-    let mechanism = choose_mechanism(svc, false).mechanism;
+    // PreferSameTrafficDistribution is GA and locked on since 1.35.
+    let mechanism = choose_mechanism(svc, true).mechanism;
     !matches!(mechanism, Mechanism::TrafficDistribution(_))
         && existing.iter().any(|s| {
             s.endpoints().iter().any(|e| {

@@ -357,14 +357,20 @@ fn validate_service(svc: &Service) -> ErrorList {
     errs.extend(load_balancer_class(None, spec));
     errs.extend(external_traffic_policy(spec));
     errs.extend(internal_traffic_policy(spec));
-    if let Some(td) = &spec.traffic_distribution
-        && td != crate::service::traffic_distribution::PREFER_CLOSE
+    // `validateServiceTrafficDistribution`: PreferSameTrafficDistribution is GA and locked on
+    // since 1.35, so v1.37.2 accepts all three values.
     {
-        errs.push(FieldError::not_supported(
-            &sp.child("trafficDistribution"),
-            td,
-            &[crate::service::traffic_distribution::PREFER_CLOSE],
-        ));
+        use crate::service::traffic_distribution::{PREFER_CLOSE, PREFER_SAME_NODE, PREFER_SAME_ZONE};
+        const SUPPORTED: [&str; 3] = [PREFER_CLOSE, PREFER_SAME_ZONE, PREFER_SAME_NODE];
+        if let Some(td) = &spec.traffic_distribution
+            && !SUPPORTED.contains(&td.as_str())
+        {
+            errs.push(FieldError::not_supported(
+                &sp.child("trafficDistribution"),
+                td,
+                &SUPPORTED,
+            ));
+        }
     }
     errs
 }
@@ -946,10 +952,14 @@ mod tests {
         assert_eq!(e.len(), 3, "{e:?}");
         let e = validate_service_create(&with(|s| {
             s.type_ = Some("Weird".into());
-            s.traffic_distribution = Some("PreferSameNode".into());
+            s.traffic_distribution = Some("PreferNowhere".into());
             s.internal_traffic_policy = Some("Nowhere".into());
         }));
         assert_eq!(e.len(), 3, "{e:?}");
+        for td in ["PreferClose", "PreferSameZone", "PreferSameNode"] {
+            let e = validate_service_create(&with(|s| s.traffic_distribution = Some(td.into())));
+            assert!(e.is_empty(), "v1.37.2 accepts trafficDistribution {td}: {e:?}");
+        }
     }
 
     #[test]
