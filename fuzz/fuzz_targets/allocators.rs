@@ -10,8 +10,8 @@ use arbitrary::{Result, Unstructured};
 use ipnet::IpNet;
 use libfuzzer_sys::fuzz_target;
 use svcnet_allocators::{
-    ClusterIpRange, IpFamily, MultiCidrAllocator, NodePortAllocator, RangeAllocation, SparseIpv6Range,
-    SplitMix64, prefix_contains_ip,
+    ClusterIpRange, IpFamily, MultiCidrAllocator, NodePortAllocator, PortRange, RangeAllocation,
+    SparseIpv6Range, SplitMix64, prefix_contains_ip,
 };
 use svcnet_fuzz::pick;
 
@@ -135,9 +135,31 @@ fn node_ports(u: &mut Unstructured<'_>) -> Result<()> {
             format!("{base}-{}", base + u.int_in_range(0..=300u32)?)
         }
     };
-    let Ok(mut a) = NodePortAllocator::parse(&spec) else {
-        return Ok(());
+    let mut a = if u.ratio(1, 4)? {
+        // The range's fields are public: any base, a size a bitmap can hold.
+        let base = pick(
+            u,
+            &[
+                0,
+                1,
+                65535,
+                i32::MAX as u32 - 3,
+                i32::MAX as u32,
+                u32::MAX - 2,
+                u32::MAX,
+            ],
+        )?;
+        NodePortAllocator::new(PortRange {
+            base,
+            size: u.int_in_range(0..=8)?,
+        })
+    } else {
+        let Ok(a) = NodePortAllocator::parse(&spec) else {
+            return Ok(());
+        };
+        a
     };
+    let _ = (a.range().last(), a.range().to_string());
     let range = a.range();
     let size = a.free() + a.used();
     let mut rng = SplitMix64::new(u.arbitrary()?);
@@ -161,12 +183,14 @@ fn node_ports(u: &mut Unstructured<'_>) -> Result<()> {
             }
             2 => match a.allocate_next(&mut rng) {
                 Ok(p) => {
-                    assert!(range.contains(i64::from(p)));
+                    assert!(range.contains(i64::from(p)), "port {p} outside {range:?}");
                     assert!(model.insert(p), "port {p} handed out twice");
                 }
-                Err(_) => {
-                    assert_eq!(model.len(), size);
-                    assert_eq!(a, before);
+                Err(e) => {
+                    if matches!(e, svcnet_allocators::AllocError::Full) {
+                        assert_eq!(model.len(), size);
+                    }
+                    assert_eq!(a, before, "a refused allocate_next changed the allocator");
                 }
             },
             3 => {
