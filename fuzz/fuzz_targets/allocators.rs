@@ -200,7 +200,10 @@ fn node_ports(u: &mut Unstructured<'_>) -> Result<()> {
             }
             _ => {
                 let snap = a.snapshot();
-                assert_eq!(NodePortAllocator::from_snapshot(&snap).expect("own snapshot"), a);
+                // A range built past 65535 from the public fields cannot be parsed back.
+                if range.last().is_some_and(|l| l <= 65535) {
+                    assert_eq!(NodePortAllocator::from_snapshot(&snap).expect("own snapshot"), a);
+                }
                 let data: Vec<u8> = u.arbitrary()?;
                 let mut t = a.clone();
                 if t.restore(&snap.range, &data).is_err() {
