@@ -170,7 +170,7 @@ impl NodePortAllocator {
         let port = i64::from(self.range.base) + off as i64;
         i32::try_from(port).map_err(|_| {
             self.bitmap.release(off);
-            AllocError::invalid("port", &port.to_string(), "a port number must fit a 32-bit integer")
+            AllocError::invalid("port", port, "a port number must fit a 32-bit integer")
         })
     }
 
@@ -437,11 +437,17 @@ mod tests {
     /// handed out negative ports.
     #[test]
     fn ranges_past_the_integer_limits_are_checked() {
-        let top = PortRange { base: u32::MAX, size: 2 };
+        let top = PortRange {
+            base: u32::MAX,
+            size: 2,
+        };
         assert_eq!(top.last(), None);
         assert_eq!(top.to_string(), "4294967295-4294967296");
         assert!(top.contains(i64::from(u32::MAX)) && !top.contains(-1));
-        let mut a = NodePortAllocator::new(PortRange { base: i32::MAX as u32, size: 2 });
+        let mut a = NodePortAllocator::new(PortRange {
+            base: i32::MAX as u32,
+            size: 2,
+        });
         let mut rng = SplitMix64::new(1);
         let mut got = Vec::new();
         for _ in 0..4 {
