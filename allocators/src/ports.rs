@@ -30,17 +30,18 @@ impl PortRange {
         port >= i64::from(self.base) && port < i64::from(self.base) + i64::from(self.size)
     }
 
-    /// The last port (`base + size - 1`); `None` for an empty range.
+    /// The last port (`base + size - 1`); `None` for an empty range, or one (built from the
+    /// public fields) whose last port does not fit a `u32`.
     pub fn last(&self) -> Option<u32> {
-        self.size.checked_sub(1).map(|s| self.base + s)
+        self.size.checked_sub(1).and_then(|s| self.base.checked_add(s))
     }
 }
 
 impl fmt::Display for PortRange {
     /// Always `first-last` (empty for an empty range), as `PortRange.String()`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.last() {
-            Some(last) => write!(f, "{}-{}", self.base, last),
+        match self.size.checked_sub(1) {
+            Some(s) => write!(f, "{}-{}", self.base, u64::from(self.base) + u64::from(s)),
             None => Ok(()),
         }
     }
@@ -161,10 +162,16 @@ impl NodePortAllocator {
             .map_err(|_| AllocError::PortAllocated { port: p })
     }
 
-    /// Takes a free port, upper band first; `full` when none is left.
+    /// Takes a free port, upper band first; `full` when none is left. A range built from
+    /// [`PortRange`]'s public fields may reach past `i32::MAX`: a port there is refused
+    /// (`invalid`, nothing taken) rather than wrapped to a negative number.
     pub fn allocate_next<R: RngCore + ?Sized>(&mut self, rng: &mut R) -> Result<i32, AllocError> {
         let off = self.bitmap.allocate_next(rng).ok_or(AllocError::Full)?;
-        Ok((i64::from(self.range.base) + off as i64) as i32)
+        let port = i64::from(self.range.base) + off as i64;
+        i32::try_from(port).map_err(|_| {
+            self.bitmap.release(off);
+            AllocError::invalid("port", port, "a port number must fit a 32-bit integer")
+        })
     }
 
     /// Frees `port`; ports outside the range or not taken are ignored.
@@ -423,5 +430,37 @@ mod tests {
             crate::ErrorKind::MismatchedNetwork
         );
         assert_eq!(NodePortAllocator::from_snapshot(&s).unwrap(), a);
+    }
+
+    /// Found by the fuzz target `allocators`: a range built from the public fields past
+    /// `u32::MAX` overflowed `last()` (a panic with overflow checks), and one past `i32::MAX`
+    /// handed out negative ports.
+    #[test]
+    fn ranges_past_the_integer_limits_are_checked() {
+        let top = PortRange {
+            base: u32::MAX,
+            size: 2,
+        };
+        assert_eq!(top.last(), None);
+        assert_eq!(top.to_string(), "4294967295-4294967296");
+        assert!(top.contains(i64::from(u32::MAX)) && !top.contains(-1));
+        let mut a = NodePortAllocator::new(PortRange {
+            base: i32::MAX as u32,
+            size: 2,
+        });
+        let mut rng = SplitMix64::new(1);
+        let mut got = Vec::new();
+        for _ in 0..4 {
+            let before = a.clone();
+            match a.allocate_next(&mut rng) {
+                Ok(p) => got.push(p),
+                Err(e) => {
+                    assert_eq!(e.kind(), crate::ErrorKind::Invalid, "{e}");
+                    assert_eq!(a, before);
+                }
+            }
+        }
+        assert_eq!(got, [i32::MAX]);
+        assert!(a.iter().all(|p| p == i32::MAX));
     }
 }

@@ -5,9 +5,9 @@
 //! line or the input could not be read.
 
 mod cmd;
-mod error;
-mod input;
 mod output;
+
+use svcnet_cli::{error, input};
 
 use std::process::ExitCode;
 
