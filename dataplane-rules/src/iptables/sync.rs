@@ -55,11 +55,28 @@ impl KernelTable {
         for c in &t.chains {
             self.chains.entry(*c).or_default().clear();
         }
+        // Rules come in runs of one chain: the chain is looked up once per run.
+        let mut last: Option<(Chain, usize)> = None;
         for l in &t.lines {
             match l {
-                Line::Rule(r) => self.chains.entry(r.chain).or_default().push(r.clone()),
+                Line::Rule(r) => {
+                    let at = match last {
+                        Some((c, at)) if c == r.chain => at,
+                        _ => {
+                            let entry = self.chains.entry(r.chain);
+                            let at = entry.index();
+                            entry.or_default();
+                            last = Some((r.chain, at));
+                            at
+                        }
+                    };
+                    if let Some((_, rules)) = self.chains.get_index_mut(at) {
+                        rules.push(r.clone());
+                    }
+                }
                 Line::DeleteChain(c) => {
                     self.chains.shift_remove(c);
+                    last = None;
                 }
             }
         }
