@@ -357,7 +357,8 @@ pub fn sync_owned(
     let (tx, active) = if full {
         build_with_chains(model, settings, Scope::Full, existing, None)
     } else {
-        let known = (!first).then_some(&state.active);
+        let mut previous = std::mem::take(&mut state.active);
+        let known = (!first).then_some(&mut previous);
         build_with_chains(model, settings, Scope::Partial(&changed), existing, known)
     };
     state.filter.apply(&tx.filter);
