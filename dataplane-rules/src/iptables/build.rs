@@ -258,6 +258,14 @@ pub(crate) fn build_with_chains(
 ) -> (Transaction, ActiveChains) {
     let mut filter = Table::new("filter");
     let mut nat = Table::new("nat");
+    // Sized once: a full sync writes each port's service and endpoint chains (about three
+    // rules per endpoint); a partial sync mostly the KUBE-SERVICES rule of each port.
+    let endpoints: usize = match scope {
+        Scope::Full => model.ports.iter().map(|p| p.all_locally_reachable.len()).sum(),
+        Scope::Partial(_) => 0,
+    };
+    nat.chains.reserve(16 + endpoints + model.ports.len());
+    nat.lines.reserve(16 + 3 * endpoints + 4 * model.ports.len());
     let mark = settings.mark.clone();
     filter.chains.extend([
         KUBE_SERVICES,

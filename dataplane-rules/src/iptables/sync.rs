@@ -52,6 +52,7 @@ impl KernelTable {
     /// Applies one table of a restore payload with `--noflush`: declared chains are created or
     /// flushed, rules appended, `-X` chains deleted.
     fn apply(&mut self, t: &super::build::Table) {
+        self.chains.reserve(t.chains.len());
         for c in &t.chains {
             self.chains.entry(*c).or_default().clear();
         }
