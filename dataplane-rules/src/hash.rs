@@ -67,11 +67,14 @@ impl Sha256 {
     /// The 32-byte digest.
     pub fn finish(mut self) -> [u8; 32] {
         let bits = self.length.wrapping_mul(8);
-        self.update(&[0x80]);
-        while self.filled != 56 {
-            self.update(&[0]);
+        // 0x80, zeros up to 56 bytes into a block, the bit length: fed in one piece.
+        let zeros = (119 - self.filled) % 64;
+        let mut pad = [0u8; 72];
+        pad[0] = 0x80;
+        if let Some(len) = pad.get_mut(1 + zeros..9 + zeros) {
+            len.copy_from_slice(&bits.to_be_bytes());
         }
-        self.update(&bits.to_be_bytes());
+        self.update(pad.get(..9 + zeros).unwrap_or(&[]));
         let mut out = [0u8; 32];
         for (chunk, word) in out.chunks_exact_mut(4).zip(self.state) {
             chunk.copy_from_slice(&word.to_be_bytes());
@@ -259,6 +262,29 @@ mod tests {
             hex(&h.finish()),
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
         );
+    }
+
+    #[test]
+    fn padding_at_every_length() {
+        // Inputs of 0..=130 bytes end in every position of a block; checked against the
+        // byte-at-a-time padding of FIPS 180-4 §5.1.1.
+        for n in 0..=130usize {
+            let data: Vec<u8> = (0..n).map(|i| (i * 7 + 3) as u8).collect();
+            let mut slow = Sha256::new();
+            slow.update(&data);
+            let bits = (n as u64) * 8;
+            slow.update(&[0x80]);
+            while slow.filled != 56 {
+                slow.update(&[0]);
+            }
+            slow.update(&bits.to_be_bytes());
+            assert_eq!(slow.filled, 0);
+            let mut expected = [0u8; 32];
+            for (chunk, word) in expected.chunks_exact_mut(4).zip(slow.state) {
+                chunk.copy_from_slice(&word.to_be_bytes());
+            }
+            assert_eq!(sha256(&data), expected, "length {n}");
+        }
     }
 
     #[test]

@@ -247,17 +247,25 @@ pub fn build_transaction(
 pub(crate) type ActiveChains = HashMap<(String, String), Vec<Chain>>;
 
 /// [`build_transaction`], also returning each Service's active chains. `known`: the active
-/// chains of the previous sync, reused for the Services a partial sync does not rewrite (their
+/// chains of the previous sync, moved out for the Services a partial sync does not rewrite (their
 /// rules are not built at all: kube-proxy builds and discards them, with the same result).
 pub(crate) fn build_with_chains(
     model: &ProxyModel,
     settings: &IptablesSettings,
     scope: Scope<'_>,
     existing_nat_chains: Option<impl Iterator<Item = Chain>>,
-    known: Option<&ActiveChains>,
+    mut known: Option<&mut ActiveChains>,
 ) -> (Transaction, ActiveChains) {
     let mut filter = Table::new("filter");
     let mut nat = Table::new("nat");
+    // Sized once: a full sync writes each port's service and endpoint chains (about three
+    // rules per endpoint); a partial sync mostly the KUBE-SERVICES rule of each port.
+    let endpoints: usize = match scope {
+        Scope::Full => model.ports.iter().map(|p| p.all_locally_reachable.len()).sum(),
+        Scope::Partial(_) => 0,
+    };
+    nat.chains.reserve(16 + endpoints + model.ports.len());
+    nat.lines.reserve(16 + 3 * endpoints + 4 * model.ports.len());
     let mark = settings.mark.clone();
     filter.chains.extend([
         KUBE_SERVICES,
@@ -337,7 +345,7 @@ pub(crate) fn build_with_chains(
         let reuse = if write_chains {
             None
         } else {
-            known.and_then(|k| k.get(&key))
+            known.as_deref_mut().and_then(|k| k.remove(&key))
         };
         let mut chains_of_service: Vec<Chain> = Vec::new();
         for port in model.ports.get(i..j).unwrap_or(&[]) {
@@ -353,7 +361,7 @@ pub(crate) fn build_with_chains(
             );
         }
         if let Some(known) = reuse {
-            chains_of_service.clone_from(known);
+            chains_of_service = known;
         }
         active.extend(chains_of_service.iter().copied());
         by_service.insert(key, chains_of_service);

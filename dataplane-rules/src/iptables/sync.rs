@@ -52,14 +52,32 @@ impl KernelTable {
     /// Applies one table of a restore payload with `--noflush`: declared chains are created or
     /// flushed, rules appended, `-X` chains deleted.
     fn apply(&mut self, t: &super::build::Table) {
+        self.chains.reserve(t.chains.len());
         for c in &t.chains {
             self.chains.entry(*c).or_default().clear();
         }
+        // Rules come in runs of one chain: the chain is looked up once per run.
+        let mut last: Option<(Chain, usize)> = None;
         for l in &t.lines {
             match l {
-                Line::Rule(r) => self.chains.entry(r.chain).or_default().push(r.clone()),
+                Line::Rule(r) => {
+                    let at = match last {
+                        Some((c, at)) if c == r.chain => at,
+                        _ => {
+                            let entry = self.chains.entry(r.chain);
+                            let at = entry.index();
+                            entry.or_default();
+                            last = Some((r.chain, at));
+                            at
+                        }
+                    };
+                    if let Some((_, rules)) = self.chains.get_index_mut(at) {
+                        rules.push(r.clone());
+                    }
+                }
                 Line::DeleteChain(c) => {
                     self.chains.shift_remove(c);
+                    last = None;
                 }
             }
         }
@@ -340,7 +358,8 @@ pub fn sync_owned(
     let (tx, active) = if full {
         build_with_chains(model, settings, Scope::Full, existing, None)
     } else {
-        let known = (!first).then_some(&state.active);
+        let mut previous = std::mem::take(&mut state.active);
+        let known = (!first).then_some(&mut previous);
         build_with_chains(model, settings, Scope::Partial(&changed), existing, known)
     };
     state.filter.apply(&tx.filter);
