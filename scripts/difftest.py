@@ -99,6 +99,56 @@ def norm_json(text):
         return ['(not JSON) ' + l for l in text.splitlines()]
 
 
+# IPVS: kube-proxy v1.37.2 names the IPv6 proxier's ipsets KUBE-6-... (NewProxier); kube-oracle
+# runs the test fake, which passes isIPv6=false and keeps KUBE-...; svcnet follows kube-proxy.
+# The IPv6 names are mapped back (NewIPSet: prefix, cut to 31 characters) before comparing.
+_IPVS_SETS = ['KUBE-LOOP-BACK', 'KUBE-CLUSTER-IP', 'KUBE-EXTERNAL-IP', 'KUBE-EXTERNAL-IP-LOCAL',
+              'KUBE-LOAD-BALANCER', 'KUBE-LOAD-BALANCER-FW', 'KUBE-LOAD-BALANCER-LOCAL',
+              'KUBE-LOAD-BALANCER-SOURCE-IP', 'KUBE-LOAD-BALANCER-SOURCE-CIDR', 'KUBE-NODE-PORT-TCP',
+              'KUBE-NODE-PORT-LOCAL-TCP', 'KUBE-NODE-PORT-UDP', 'KUBE-NODE-PORT-LOCAL-UDP',
+              'KUBE-NODE-PORT-SCTP-HASH', 'KUBE-NODE-PORT-LOCAL-SCTP-HASH', 'KUBE-HEALTH-CHECK-NODE-PORT',
+              'KUBE-IPVS-IPS']
+_IPVS_V6_NAMES = {n.replace('KUBE-', 'KUBE-6-', 1)[:31]: n for n in _IPVS_SETS}
+# kube-proxy writes one KUBE-IPVS-OUT-FILTER rule per LoadBalancer IP:port in Go map order.
+_IPVS_UNORDERED = 'KUBE-IPVS-OUT-FILTER'
+
+
+def norm_ipvs_json(text):
+    """The IPVS JSON without the keys only one side has (kube-oracle's `syncs`, svcnet's
+    `ipvsadm_restore`/`ipset_restore`), IPv6 set names mapped to the
+    unprefixed ones, and the map-ordered KUBE-IPVS-OUT-FILTER rules sorted."""
+    import re
+    try:
+        d = json.loads(text)
+    except ValueError:
+        return ['(not JSON) ' + l for l in text.splitlines()]
+    if not isinstance(d, dict):
+        return norm_json(text)
+    d.pop('syncs', None)  # kube-oracle's sync timings
+    d.pop('ipvsadm_restore', None)  # svcnet's restore inputs (kube-oracle has none)
+    d.pop('ipset_restore', None)
+    unprefix = lambda t: re.sub(r'KUBE-6-[A-Z0-9-]+', lambda m: _IPVS_V6_NAMES.get(m.group(0), m.group(0)), t)
+    d = json.loads(unprefix(json.dumps(d)))
+
+    def sort_block(t):
+        lines, out, block = t.split('\n'), [], []
+        for l in lines + ['']:
+            if l.startswith('-A ' + _IPVS_UNORDERED + ' '):
+                block.append(l)
+                continue
+            out += sorted(block)
+            block = []
+            out.append(l)
+        return '\n'.join(out[:-1])
+    for k in ('iptables_restore', 'iptables_state'):
+        if isinstance(d.get(k), str):
+            d[k] = sort_block(d[k])
+    chains = d.get('iptables_chains') or {}
+    if isinstance(chains.get(_IPVS_UNORDERED), list):
+        chains[_IPVS_UNORDERED].sort(key=lambda r: json.dumps(r, sort_keys=True))
+    return json.dumps(d, indent=1, sort_keys=True).splitlines()
+
+
 # ---- running one comparison ------------------------------------------------------------------
 class Case:
     """A case: settings, states (the last is the input), aged flags of the earlier ones."""
@@ -154,7 +204,9 @@ def compare(opts, case, mode, tmp):
     src, sout, serr = run([opts.svcnet, 'rules'] + argv, opts.timeout)
     if src != 0:
         return ('differ', f'svcnet exit {src} (kube-oracle exit 0): {serr.strip()[:400]}')
-    if mode == 'json':
+    if mode == 'json' and opts.backend == 'ipvs':
+        norm = norm_ipvs_json
+    elif mode == 'json':
         norm = norm_json
     elif opts.backend == 'iptables':
         norm = norm_ipt

@@ -13,11 +13,16 @@
 //! - [`iptables`]: the iptables backend — the restore payload of a full or partial sync as
 //!   typed data and as `iptables-restore` text, and the tables it leaves (`iptables-save`).
 //!
+//! - [`ipvs`]: the IPVS backend — virtual servers with their real servers, the ipsets, the
+//!   addresses bound to `kube-ipvs0` and the companion iptables rules, as data and as
+//!   `ipvsadm --restore`, `ipset restore` and iptables text.
+//!
 //! Pure: no I/O, no clock, no randomness.
 
 mod error;
 pub mod hash;
 pub mod iptables;
+pub mod ipvs;
 pub mod nftables;
 pub mod proxy;
 

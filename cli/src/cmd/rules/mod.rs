@@ -5,6 +5,7 @@
 //! the dispatch to the backend's module.
 
 mod iptables;
+mod ipvs;
 mod nftables;
 
 use std::net::IpAddr;
@@ -98,6 +99,10 @@ pub struct Args {
     /// Masquerade all traffic to Services.
     #[arg(long)]
     pub masquerade_all: bool,
+    /// IPVS: name the IPv6 proxier's ipsets `KUBE-...` as kube-proxy's test fake (and so
+    /// kube-oracle) does, instead of kube-proxy's own `KUBE-6-...`.
+    #[arg(long)]
+    pub ipvs_unprefixed_ipv6_sets: bool,
     /// An earlier state synced before INPUT (oldest first; the first is a full sync).
     #[arg(long, value_name = "FILE")]
     pub prior: Vec<String>,
@@ -148,9 +153,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     match args.backend {
         Backend::Iptables => iptables::run(&args, &config, &history),
         Backend::Nftables => nftables::run(&args, &config, &history),
-        Backend::Ipvs => Err(CliError::Usage(
-            "rules --backend ipvs: not yet supported".to_owned(),
-        )),
+        Backend::Ipvs => ipvs::run(&args, &config, &history),
     }
 }
 

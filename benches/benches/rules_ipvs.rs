@@ -1,0 +1,97 @@
+//! IPVS mode at scale: the full rule set (virtual servers, real servers, ipsets, bound
+//! addresses, companion iptables rules and their restore payload) for 10,000 ClusterIP
+//! Services × 10 endpoints on one node — the cluster kube-oracle's
+//! `BenchmarkOracleSyncProxyRules` syncs (172.30.0.0/16 ClusterIPs, port p80/TCP, one slice
+//! of ten ready endpoints from 10.128.0.0/10 spread over 50 nodes per Service).
+//!
+//! - `full`: Services + EndpointSlices → per-node proxy model → IPVS rule set → restore
+//!   payload, what kube-proxy's IPVS `syncProxyRules` does after its informers fed it.
+//! - `from-model`: the IPVS rule set and restore payload from a built proxy model.
+//! - `render`: `ipvsadm --restore` + `ipset restore` texts, and the readable text.
+//!
+//! Side by side with kube-proxy v1.37.2 (its IPVS `syncProxyRules` on the test fakes):
+//! `KUBE_ORACLE_BENCH_SIZES=10000x10 .../kube-oracle/bin/ipvs.test -test.run '^$' -test.bench SyncProxyRules -test.benchtime 3x`
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use svcnet_model::{EndpointSlice, Service};
+use svcnet_rules::ipvs::{self, IptablesView, IpvsOptions};
+use svcnet_rules::{ProxyConfig, ProxyModel};
+
+/// kube-oracle's benchmark cluster (`oracle.BenchCluster`).
+fn cluster(services: usize, endpoints: usize) -> (Vec<Service>, Vec<EndpointSlice>) {
+    let mut svcs = Vec::with_capacity(services);
+    let mut slices = Vec::with_capacity(services);
+    for i in 0..services {
+        let (ns, name) = (format!("ns-{}", i % 100), format!("svc-{i}"));
+        let svc = json!({
+            "metadata": {"namespace": ns, "name": name},
+            "spec": {"type": "ClusterIP", "clusterIP": format!("172.30.{}.{}", (i >> 8) & 255, i & 255),
+                     "ports": [{"name": "p80", "port": 80, "protocol": "TCP"}]}
+        });
+        let eps: Vec<_> = (0..endpoints)
+            .map(|j| {
+                let n = i * endpoints + j;
+                json!({
+                    "addresses": [format!("10.{}.{}.{}", 128 + ((n >> 16) & 63), (n >> 8) & 255, n & 255)],
+                    "conditions": {"ready": true},
+                    "nodeName": format!("node-{}", n % 50),
+                })
+            })
+            .collect();
+        let slice = json!({
+            "metadata": {"namespace": ns, "name": format!("{name}-1"),
+                         "labels": {"kubernetes.io/service-name": name}},
+            "addressType": "IPv4",
+            "endpoints": eps,
+            "ports": [{"name": "p80", "port": 80, "protocol": "TCP"}]
+        });
+        svcs.push(serde_json::from_value(svc).expect("service"));
+        slices.push(serde_json::from_value(slice).expect("slice"));
+    }
+    (svcs, slices)
+}
+
+fn bench(c: &mut Criterion) {
+    let (svcs, slices) = cluster(10_000, 10);
+    let config = ProxyConfig::new("node-0", "100.101.102.103".parse().expect("ip"));
+    let options = IpvsOptions::default();
+    let mut g = c.benchmark_group("rules_ipvs");
+    g.sample_size(20);
+    g.bench_function("full/10000svc-10ep", |b| {
+        b.iter(|| {
+            let model = ProxyModel::build(&svcs, &slices, None, &config);
+            let rules = ipvs::build(&model, &config, &options).expect("rules");
+            black_box(rules.iptables.restore_text());
+            rules
+        })
+    });
+    let model = ProxyModel::build(&svcs, &slices, None, &config);
+    g.bench_function("from-model/10000svc-10ep", |b| {
+        b.iter(|| {
+            let rules = ipvs::build(&model, &config, &options).expect("rules");
+            black_box(rules.iptables.restore_text());
+            rules
+        })
+    });
+    let rules = ipvs::build(&model, &config, &options).expect("rules");
+    assert_eq!(rules.virtual_servers.len(), 10_000);
+    assert_eq!(rules.virtual_servers[0].real_servers.len(), 10);
+    g.bench_function("render/10000svc-10ep/ipvsadm+ipset", |b| {
+        b.iter(|| {
+            (
+                black_box(rules.ipvsadm_restore()),
+                black_box(rules.ipset_restore()),
+            )
+        })
+    });
+    g.bench_function("render/10000svc-10ep/text", |b| {
+        b.iter(|| black_box(rules.text(IptablesView::Transaction)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

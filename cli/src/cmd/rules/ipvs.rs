@@ -1,0 +1,57 @@
+//! `svcnet rules --backend ipvs`: the IPVS proxier's rule set after the last state of the
+//! history. Every IPVS sync is a full sync, and without live connections (which only a kernel
+//! knows) a removed real server goes at once, so the result depends on the last state alone;
+//! the earlier states are read and checked all the same.
+
+use std::process::ExitCode;
+
+use svcnet_rules::ipvs::{self, IptablesView, IpvsOptions};
+use svcnet_rules::{ProxyConfig, ProxyModel};
+
+use super::{Args, History, Print};
+use crate::error::CliError;
+use crate::output::{Format, print_json, print_text};
+
+/// The IPVS rule set of the last state of `history`.
+pub fn rule_set(
+    config: &ProxyConfig,
+    history: &History,
+    options: &IpvsOptions,
+) -> Result<ipvs::IpvsRuleSet, CliError> {
+    let step = history
+        .steps
+        .last()
+        .ok_or_else(|| CliError::Usage("no input to sync".to_owned()))?;
+    let node = step
+        .objects
+        .nodes
+        .iter()
+        .rev()
+        .find(|n| n.metadata.name() == config.node_name);
+    let model = ProxyModel::build(
+        &step.objects.services,
+        &step.objects.endpoint_slices,
+        node,
+        config,
+    );
+    ipvs::build(&model, config, options).map_err(|e| CliError::Usage(e.to_string()))
+}
+
+/// Runs the IPVS backend.
+pub fn run(args: &Args, config: &ProxyConfig, history: &History) -> Result<ExitCode, CliError> {
+    let options = IpvsOptions {
+        unprefixed_ipv6_sets: args.ipvs_unprefixed_ipv6_sets,
+    };
+    let rules = rule_set(config, history, &options)?;
+    match args.output {
+        Format::Json => print_json(&rules.to_json())?,
+        Format::Text => {
+            let view = match args.print {
+                Print::Transaction => IptablesView::Transaction,
+                Print::State => IptablesView::State,
+            };
+            print_text(rules.text(view).trim_end_matches('\n'))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

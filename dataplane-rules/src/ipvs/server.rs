@@ -1,0 +1,344 @@
+//! IPVS virtual servers and real servers, as kube-proxy's IPVS proxier programs them
+//! (`pkg/proxy/ipvs/util/ipvs.go`).
+
+use std::fmt;
+use std::net::IpAddr;
+
+use compact_str::CompactString;
+use serde::{Deserialize, Serialize};
+
+pub use crate::proxy::Protocol;
+
+/// `ipvsadm`'s service option for a protocol (`-t`, `-u`, `--sctp-service`).
+pub(crate) fn ipvsadm_option(p: Protocol) -> &'static str {
+    match p {
+        Protocol::Tcp => "-t",
+        Protocol::Udp => "-u",
+        Protocol::Sctp => "--sctp-service",
+    }
+}
+
+/// Whether a removed real server of this protocol is drained (weight 0 until its
+/// connections are gone) rather than deleted at once: TCP only, as
+/// `IsRsGracefulTerminationNeeded`.
+pub(crate) fn drains(p: Protocol) -> bool {
+    p == Protocol::Tcp
+}
+
+/// The flags of a virtual server (`IP_VS_SVC_F_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, Serialize, Deserialize)]
+pub struct ServiceFlags(pub u32);
+
+impl ServiceFlags {
+    /// No flag.
+    pub const NONE: ServiceFlags = ServiceFlags(0);
+    /// Persistent connections: ClientIP session affinity (`FlagPersistent`).
+    pub const PERSISTENT: ServiceFlags = ServiceFlags(0x1);
+    /// Hashed entry (`FlagHashed`); kube-proxy never sets it.
+    pub const HASHED: ServiceFlags = ServiceFlags(0x2);
+    /// Scheduler flag 2 (`FlagSourceHash`): hash the source port too; set for the `mh` scheduler.
+    pub const SOURCE_HASH: ServiceFlags = ServiceFlags(0x10);
+
+    /// Whether every bit of `other` is set.
+    pub fn contains(self, other: ServiceFlags) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    /// The flag names kube-oracle and `svcnet rules --output json` print: `persistent`,
+    /// `hashed`, `source-hash`, then any other bits as one hexadecimal number (`0x4`).
+    pub fn names(self) -> Vec<String> {
+        let mut rest = self.0;
+        let mut out = Vec::new();
+        for (bit, name) in [
+            (Self::PERSISTENT.0, "persistent"),
+            (Self::HASHED.0, "hashed"),
+            (Self::SOURCE_HASH.0, "source-hash"),
+        ] {
+            if rest & bit != 0 {
+                out.push(name.to_owned());
+                rest &= !bit;
+            }
+        }
+        if rest != 0 {
+            out.push(format!("{rest:#x}"));
+        }
+        out
+    }
+}
+
+impl std::ops::BitOr for ServiceFlags {
+    type Output = ServiceFlags;
+    fn bitor(self, rhs: ServiceFlags) -> ServiceFlags {
+        ServiceFlags(self.0 | rhs.0)
+    }
+}
+
+impl std::ops::BitOrAssign for ServiceFlags {
+    fn bitor_assign(&mut self, rhs: ServiceFlags) {
+        self.0 |= rhs.0;
+    }
+}
+
+/// One IPVS destination of a virtual server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RealServer {
+    /// The endpoint address.
+    pub address: IpAddr,
+    /// The endpoint port.
+    pub port: u16,
+    /// The scheduling weight: 1 for a live endpoint, 0 for one being drained.
+    pub weight: i32,
+}
+
+impl RealServer {
+    /// A real server with weight 1, as kube-proxy adds them.
+    pub fn new(address: IpAddr, port: u16) -> Self {
+        RealServer {
+            address,
+            port,
+            weight: 1,
+        }
+    }
+
+    /// The order kube-proxy's fake IPVS keeps destinations in, and `ipvsadm-save` text is
+    /// printed in: by the `ip:port` text (`[ip]:port` for IPv6).
+    pub fn text_cmp(&self, other: &RealServer) -> std::cmp::Ordering {
+        TextKey::of(self.address, self.port).cmp(&TextKey::of(other.address, other.port))
+    }
+}
+
+/// The `ip:port` text of an address and port in a stack buffer, compared as bytes: sorting
+/// by it sorts as kube-proxy's string order without allocating.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TextKey {
+    buf: [u8; 48],
+    len: u8,
+}
+
+impl TextKey {
+    pub(crate) fn of(address: IpAddr, port: u16) -> Self {
+        let mut k = TextKey { buf: [0; 48], len: 0 };
+        match address {
+            IpAddr::V4(a) => {
+                for (i, o) in a.octets().into_iter().enumerate() {
+                    if i > 0 {
+                        k.push(b'.');
+                    }
+                    k.push_num(u32::from(o));
+                }
+            }
+            IpAddr::V6(a) => {
+                use fmt::Write;
+                k.push(b'[');
+                let _ = write!(k, "{a}");
+                k.push(b']');
+            }
+        }
+        k.push(b':');
+        k.push_num(u32::from(port));
+        k
+    }
+
+    fn push(&mut self, b: u8) {
+        if let Some(slot) = self.buf.get_mut(usize::from(self.len)) {
+            *slot = b;
+            self.len += 1;
+        }
+    }
+
+    fn push_num(&mut self, mut n: u32) {
+        let mut digits = [0u8; 10];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        for &d in &digits[i..] {
+            self.push(d);
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..usize::from(self.len)]
+    }
+}
+
+impl fmt::Write for TextKey {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for b in s.bytes() {
+            self.push(b);
+        }
+        Ok(())
+    }
+}
+
+impl Ord for TextKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.bytes().cmp(other.bytes())
+    }
+}
+
+impl PartialOrd for TextKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl fmt::Display for RealServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        HostPort(self.address, self.port).fmt(f)
+    }
+}
+
+/// One IPVS virtual server (an IPVS "service") with its destinations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VirtualServer {
+    /// The virtual address: a ClusterIP, an external IP, a load-balancer IP or a node IP.
+    pub address: IpAddr,
+    /// The protocol.
+    pub protocol: Protocol,
+    /// The virtual port (the Service port, or the NodePort on node addresses).
+    pub port: u16,
+    /// The scheduler (`--ipvs-scheduler`, `rr` by default).
+    pub scheduler: CompactString,
+    /// The flags.
+    pub flags: ServiceFlags,
+    /// The persistence timeout in seconds (ClientIP affinity), 0 without affinity.
+    pub timeout: u32,
+    /// The destinations, in `ip:port` text order.
+    pub real_servers: Vec<RealServer>,
+}
+
+impl VirtualServer {
+    /// The identity of the virtual server: address, port, protocol.
+    pub fn key(&self) -> VirtualServerKey {
+        VirtualServerKey {
+            address: self.address,
+            port: self.port,
+            protocol: self.protocol,
+        }
+    }
+}
+
+/// What identifies a virtual server in the kernel: address, port and protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct VirtualServerKey {
+    /// The virtual address.
+    pub address: IpAddr,
+    /// The virtual port.
+    pub port: u16,
+    /// The protocol.
+    pub protocol: Protocol,
+}
+
+impl VirtualServerKey {
+    /// The order kube-oracle prints virtual servers in: address (as 16 bytes, IPv4 mapped),
+    /// then port, then protocol name.
+    pub fn output_cmp(&self, other: &VirtualServerKey) -> std::cmp::Ordering {
+        v16(self.address)
+            .cmp(&v16(other.address))
+            .then(self.port.cmp(&other.port))
+            .then(self.protocol.as_str().cmp(other.protocol.as_str()))
+    }
+}
+
+impl fmt::Display for VirtualServerKey {
+    /// `ip:port/PROTO`, as kube-proxy names a virtual server (`VirtualServer.String`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/{}",
+            HostPort(self.address, self.port),
+            self.protocol.as_str()
+        )
+    }
+}
+
+fn v16(a: IpAddr) -> [u8; 16] {
+    match a {
+        IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+        IpAddr::V6(v6) => v6.octets(),
+    }
+}
+
+/// `ip:port`, or `[ip]:port` for IPv6 (Go's `net.JoinHostPort`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HostPort(pub IpAddr, pub u16);
+
+impl fmt::Display for HostPort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            IpAddr::V4(a) => write!(f, "{a}:{}", self.1),
+            IpAddr::V6(a) => write!(f, "[{a}]:{}", self.1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_names_follow_kube_oracle() {
+        assert!(ServiceFlags::NONE.names().is_empty());
+        assert_eq!(
+            (ServiceFlags::PERSISTENT | ServiceFlags::SOURCE_HASH).names(),
+            ["persistent", "source-hash"]
+        );
+        assert_eq!(ServiceFlags(0x2 | 0x4).names(), ["hashed", "0x4"]);
+    }
+
+    #[test]
+    fn real_servers_order_by_text() {
+        let a = RealServer::new("10.0.0.10".parse().unwrap(), 80);
+        let b = RealServer::new("10.0.0.2".parse().unwrap(), 80);
+        assert_eq!(a.text_cmp(&b), std::cmp::Ordering::Less);
+        let c = RealServer::new("fd00::1".parse().unwrap(), 8080);
+        assert_eq!(c.to_string(), "[fd00::1]:8080");
+        for (x, y) in [
+            ("10.0.0.1", "9.0.0.1"),
+            ("fd00::1:2", "fd00::2"),
+            ("10.1.0.1", "10.10.0.1"),
+        ] {
+            let (x, y) = (
+                RealServer::new(x.parse().unwrap(), 80),
+                RealServer::new(y.parse().unwrap(), 80),
+            );
+            assert_eq!(x.text_cmp(&y), x.to_string().cmp(&y.to_string()), "{x} {y}");
+        }
+        let p = RealServer::new("10.0.0.1".parse().unwrap(), 8080);
+        let q = RealServer::new("10.0.0.1".parse().unwrap(), 80);
+        assert_eq!(p.text_cmp(&q), p.to_string().cmp(&q.to_string()));
+    }
+
+    #[test]
+    fn virtual_server_names() {
+        let k = VirtualServerKey {
+            address: "fd00::5".parse().unwrap(),
+            port: 53,
+            protocol: Protocol::Udp,
+        };
+        assert_eq!(k.to_string(), "[fd00::5]:53/UDP");
+        let a = VirtualServerKey {
+            address: "10.0.0.9".parse().unwrap(),
+            port: 80,
+            protocol: Protocol::Tcp,
+        };
+        let b = VirtualServerKey {
+            address: "10.0.0.10".parse().unwrap(),
+            port: 53,
+            protocol: Protocol::Tcp,
+        };
+        assert_eq!(a.output_cmp(&b), std::cmp::Ordering::Less);
+        let c = VirtualServerKey {
+            port: 80,
+            protocol: Protocol::Sctp,
+            ..a
+        };
+        assert_eq!(c.output_cmp(&a), std::cmp::Ordering::Less, "SCTP < TCP by name");
+    }
+}
