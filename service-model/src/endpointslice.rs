@@ -30,7 +30,7 @@ pub mod labels {
 }
 
 /// discovery/v1 `EndpointSlice`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EndpointSlice {
     /// `discovery.k8s.io/v1`.
@@ -71,7 +71,7 @@ impl EndpointSlice {
 }
 
 /// discovery/v1 `Endpoint`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Endpoint {
     /// The endpoint's addresses (one, by convention), of the slice's address type.

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 pub type StringMap = BTreeMap<String, String>;
 
 /// `metav1.ObjectMeta`: the metadata every persisted object carries.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectMeta {
     /// The object's name, unique within its namespace.
@@ -81,7 +81,7 @@ impl ObjectMeta {
 }
 
 /// `metav1.OwnerReference`: a pointer to an object that owns this one.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OwnerReference {
     /// API version of the owner, e.g. `v1`.
@@ -129,7 +129,7 @@ pub struct Condition {
 }
 
 /// `core/v1.ObjectReference`: a reference to another object (an endpoint's `targetRef`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Hash, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ObjectReference {
     /// Kind of the referent, e.g. `Pod`.

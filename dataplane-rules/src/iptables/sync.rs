@@ -65,20 +65,17 @@ impl KernelTable {
         }
     }
 
-    /// Writes the table as `iptables-save` does (`*name`, chain lines — built-in chains with
-    /// policy `ACCEPT` — rules chain by chain, `COMMIT`); loadable by `iptables-restore`.
+    /// Writes the table as `iptables-save` does (`*name`, chain lines, rules chain by chain,
+    /// `COMMIT`); loadable by `iptables-restore`. Chain lines read `:NAME - [0:0]`, built-in
+    /// chains included (their policy left as it is), as kube-proxy's test fake prints them.
     pub fn write_to(&self, out: &mut String) {
         out.push('*');
         out.push_str(self.name);
         out.push('\n');
-        let builtins = builtin_chains(self.name);
         for c in self.chains.keys() {
             out.push(':');
             c.write_to(out);
-            match c {
-                Chain::Fixed(n) if builtins.contains(n) => out.push_str(" ACCEPT [0:0]\n"),
-                _ => out.push_str(" - [0:0]\n"),
-            }
+            out.push_str(" - [0:0]\n");
         }
         for rules in self.chains.values() {
             for r in rules {
@@ -101,6 +98,9 @@ pub struct IptablesState {
     /// The synced model's service ports by Service, to tell changed Services.
     #[serde(skip)]
     services: HashMap<(String, String), Vec<ServicePortInfo>>,
+    /// The synced model's slice digests by Service.
+    #[serde(skip)]
+    slices: HashMap<(String, String), u64>,
     /// The node zone of the synced model (a change forces a full sync).
     #[serde(skip)]
     zone: String,
@@ -303,6 +303,7 @@ pub fn sync(
             filter: KernelTable::new("filter"),
             nat: KernelTable::new("nat"),
             services: HashMap::new(),
+            slices: HashMap::new(),
             zone: String::new(),
         },
     };
@@ -323,12 +324,27 @@ pub fn sync(
     let tx = if full {
         build_transaction(model, settings, Scope::Full, existing.as_ref())
     } else {
-        let changed = changed_services(prior.map(|p| &p.services).unwrap_or(&HashMap::new()), &services);
+        let empty = HashMap::new();
+        let mut changed = changed_services(prior.map_or(&empty, |p| &p.services), &services);
+        // Any change to a Service's slices counts, even one that changes no service port.
+        let no_slices = HashMap::new();
+        let before = prior.map_or(&no_slices, |p| &p.slices);
+        for (k, d) in &model.slice_digests {
+            if before.get(k) != Some(d) {
+                changed.insert(k.clone());
+            }
+        }
+        for k in before.keys() {
+            if !model.slice_digests.contains_key(k) {
+                changed.insert(k.clone());
+            }
+        }
         build_transaction(model, settings, Scope::Partial(&changed), existing.as_ref())
     };
     state.filter.apply(&tx.filter);
     state.nat.apply(&tx.nat);
     state.services = services;
+    state.slices = model.slice_digests.clone();
     state.zone = model.node.zone.clone();
     (tx, state)
 }

@@ -170,6 +170,10 @@ pub struct ServicePortInfo {
     pub all_locally_reachable: Vec<Endpoint>,
     /// Whether the port has a usable endpoint anywhere.
     pub has_endpoints: bool,
+    /// A digest of every endpoint's topology hints (zone and node names, as sets). kube-proxy
+    /// counts a hint change as an endpoint change (a partial sync rewrites the Service's
+    /// chains) even when it changes no selection; this keeps such changes visible.
+    pub endpoint_hints_digest: u64,
 }
 
 impl ServicePortInfo {
@@ -252,6 +256,12 @@ pub struct ProxyModel {
     pub ports: Vec<ServicePortInfo>,
     /// Endpoints of all service ports, usable or not (large-cluster mode counts these).
     pub total_endpoints: usize,
+    /// A digest of the EndpointSlices of the family by Service (namespace, name), as
+    /// [`ProxyModel::build`] read them. kube-proxy counts any change to a slice object as an
+    /// endpoint change of its Service (a partial sync rewrites that Service's chains). Empty
+    /// for models built [`ProxyModel::from_index`].
+    #[serde(skip)]
+    pub slice_digests: HashMap<(String, String), u64>,
 }
 
 /// kube-proxy's `largeClusterEndpointsThreshold`.
@@ -269,7 +279,9 @@ impl ProxyModel {
         config: &ProxyConfig,
     ) -> Self {
         let index = SliceIndex::build(slices);
-        Self::from_index(&index, services, node, config)
+        let mut model = Self::from_index(&index, services, node, config);
+        model.slice_digests = slice_digests(slices, model.family);
+        model
     }
 
     /// [`ProxyModel::build`] over slices indexed once (for building many nodes' models).
@@ -328,6 +340,7 @@ impl ProxyModel {
             node: topology,
             ports,
             total_endpoints,
+            slice_digests: HashMap::new(),
         }
     }
 
@@ -346,6 +359,24 @@ impl ProxyModel {
             .iter()
             .filter(move |p| p.name.namespace == namespace && p.name.name == name)
     }
+}
+
+/// Each Service's slices of `family`, digested as one value independent of their order.
+fn slice_digests(slices: &[EndpointSlice], family: IpFamily) -> HashMap<(String, String), u64> {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut out: HashMap<(String, String), u64> = HashMap::new();
+    for s in slices.iter().filter(|s| s.address_type == family.as_str()) {
+        let Some(service) = s.service_name().filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let mut h = DefaultHasher::new();
+        s.hash(&mut h);
+        let d = out
+            .entry((s.metadata.namespace().to_owned(), service.to_owned()))
+            .or_default();
+        *d = d.wrapping_add(h.finish());
+    }
+    out
 }
 
 fn of_family(ip: IpAddr, family: IpFamily) -> bool {
@@ -370,7 +401,10 @@ fn port_info(
         .find(|sp| sp.name() == p.name.port && sp.protocol() == p.name.protocol)?;
     let port = u16::try_from(sp.port).ok()?;
     let node_port = sp.node_port.and_then(|n| u16::try_from(n).ok()).unwrap_or(0);
-    let typ = svc.type_();
+    // The type as given: kube-proxy reads the object as the API server stored it (where an
+    // absent type is defaulted to ClusterIP); kube-oracle, like kube-proxy's tests, feeds it
+    // undefaulted, and an absent type is then not ClusterIP (`ExternallyAccessible`).
+    let typ = spec.type_.as_deref().unwrap_or("");
     let external_ips: Vec<IpAddr> = spec
         .external_ips
         .iter()
@@ -460,7 +494,30 @@ fn port_info(
         local_endpoints: sel.local.as_deref().map(list).unwrap_or_default(),
         all_locally_reachable: list(sel.all_reachable()),
         has_endpoints: sel.has_any,
+        endpoint_hints_digest: hints_digest(p.endpoints),
     })
+}
+
+/// A digest of the endpoints' hints, each endpoint's zone and node names taken as sets.
+fn hints_digest(endpoints: &[ProxyEndpoint<'_>]) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    if endpoints
+        .iter()
+        .all(|e| e.zone_hints.is_empty() && e.node_hints.is_empty())
+    {
+        return 0;
+    }
+    let mut h = DefaultHasher::new();
+    for e in endpoints {
+        let mut zones: Vec<&str> = e.zone_hints.iter().map(|z| z.name.as_str()).collect();
+        zones.sort_unstable();
+        zones.dedup();
+        let mut nodes: Vec<&str> = e.node_hints.iter().map(|n| n.name.as_str()).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        (zones, nodes).hash(&mut h);
+    }
+    h.finish()
 }
 
 #[cfg(test)]

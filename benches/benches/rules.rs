@@ -1,0 +1,146 @@
+//! Benchmarks of svcnet-rules' iptables backend on the cluster of kube-oracle's
+//! `BenchmarkOracleSyncProxyRules` (10,000 ClusterIP Services × 10 ready endpoints over 50
+//! nodes, IPv4): a full generation (proxy model + rules + restore text) and a partial sync
+//! after one endpoint of one Service changed (rules + text, from the prior tables; the model
+//! of the new state built beforehand, as kube-proxy's change trackers keep theirs).
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use svcnet_model::{
+    Endpoint, EndpointConditions, EndpointPort, EndpointSlice, ObjectMeta, Service, ServicePort, ServiceSpec,
+};
+use svcnet_rules::iptables::{IptablesSettings, sync};
+use svcnet_rules::{ProxyConfig, ProxyModel};
+
+const SERVICES: usize = 10_000;
+const ENDPOINTS: usize = 10;
+
+/// kube-oracle's `BenchCluster`: Service i in `ns-(i%100)`, ClusterIP 172.30.x.y, one TCP port
+/// p80; its slice holds 10 ready endpoints `10.(128+..).x.y` on `node-(n%50)`. `changed`
+/// replaces the first endpoint of the first Service.
+fn cluster(changed: bool) -> (Vec<Service>, Vec<EndpointSlice>) {
+    let mut services = Vec::with_capacity(SERVICES);
+    let mut slices = Vec::with_capacity(SERVICES);
+    for i in 0..SERVICES {
+        let (ns, name) = (format!("ns-{}", i % 100), format!("svc-{i}"));
+        services.push(Service {
+            metadata: ObjectMeta {
+                name: Some(name.clone()),
+                namespace: Some(ns.clone()),
+                ..Default::default()
+            },
+            spec: Some(ServiceSpec {
+                type_: Some("ClusterIP".into()),
+                cluster_ip: Some(format!("172.30.{}.{}", (i >> 8) & 255, i & 255)),
+                ports: Some(vec![ServicePort {
+                    name: Some("p80".into()),
+                    port: 80,
+                    protocol: Some("TCP".into()),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        let endpoints = (0..ENDPOINTS)
+            .map(|j| {
+                let mut n = i * ENDPOINTS + j;
+                if changed && i == 0 && j == 0 {
+                    n = SERVICES * ENDPOINTS + 1;
+                }
+                Endpoint {
+                    addresses: vec![
+                        format!("10.{}.{}.{}", 128 + ((n >> 16) & 63), (n >> 8) & 255, n & 255).into(),
+                    ],
+                    conditions: EndpointConditions {
+                        ready: Some(true),
+                        ..Default::default()
+                    },
+                    node_name: Some(format!("node-{}", n % 50).into()),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        slices.push(EndpointSlice {
+            metadata: ObjectMeta {
+                name: Some(format!("{name}-1")),
+                namespace: Some(ns),
+                labels: Some([("kubernetes.io/service-name".to_owned(), name)].into()),
+                ..Default::default()
+            },
+            address_type: "IPv4".into(),
+            endpoints: Some(endpoints),
+            ports: Some(vec![EndpointPort {
+                name: Some("p80".into()),
+                port: Some(80),
+                protocol: Some("TCP".into()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        });
+    }
+    (services, slices)
+}
+
+fn config() -> ProxyConfig {
+    let mut c = ProxyConfig::new("node-0", "192.168.0.2".parse().expect("ip"));
+    c.cluster_cidrs = vec!["10.0.0.0/8".parse().expect("cidr")];
+    c.masquerade_mark = "0x4000".into();
+    c
+}
+
+fn rules(c: &mut Criterion) {
+    let config = config();
+    let settings = IptablesSettings::new(&config).expect("settings");
+    let (services, slices) = cluster(false);
+    let (_, changed) = cluster(true);
+    {
+        let model = ProxyModel::build(&services, &slices, None, &config);
+        let (tx, state) = sync(None, &model, &settings);
+        let text = tx.to_restore_text();
+        let new_model = ProxyModel::build(&services, &changed, None, &config);
+        let (ptx, _) = sync(Some(&state), &new_model, &settings);
+        let ptext = ptx.to_restore_text();
+        eprintln!(
+            "full sync: {} bytes, {} rules, {} lines; partial sync: {} bytes, {} rules",
+            text.len(),
+            tx.rule_count(),
+            text.lines().count(),
+            ptext.len(),
+            ptx.rule_count()
+        );
+    }
+    let mut g = c.benchmark_group("rules/iptables 10000 svc x 10 ep");
+    g.sample_size(10);
+    g.bench_function("full: model + rules + text", |b| {
+        b.iter(|| {
+            let model = ProxyModel::build(black_box(&services), black_box(&slices), None, &config);
+            let (tx, _) = sync(None, &model, &settings);
+            black_box(tx.to_restore_text())
+        })
+    });
+    g.bench_function("model only", |b| {
+        b.iter(|| {
+            black_box(ProxyModel::build(
+                black_box(&services),
+                black_box(&slices),
+                None,
+                &config,
+            ))
+        })
+    });
+    let model = ProxyModel::build(&services, &slices, None, &config);
+    let (_, state) = sync(None, &model, &settings);
+    let new_model = ProxyModel::build(&services, &changed, None, &config);
+    g.bench_function("partial (one endpoint): rules + text", |b| {
+        b.iter(|| {
+            let (tx, _) = sync(Some(black_box(&state)), black_box(&new_model), &settings);
+            black_box(tx.to_restore_text())
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, rules);
+criterion_main!(benches);
