@@ -37,6 +37,8 @@ enum Command {
     Endpoints(cmd::endpoints::Args),
     /// The iptables, nftables or IPVS rules kube-proxy would program on one node.
     Rules(cmd::rules::Args),
+    /// Follow one packet through the rules kube-proxy would program on one node.
+    Trace(cmd::trace::Args),
     /// The DNS records a cluster DNS server serves.
     Dns(cmd::dns::Args),
     /// The service environment variables the kubelet injects into a container.
@@ -60,6 +62,7 @@ fn main() -> ExitCode {
         Command::Hints(a) => cmd::hints::run(a),
         Command::Endpoints(a) => cmd::endpoints::run(a),
         Command::Rules(a) => cmd::rules::run(a),
+        Command::Trace(a) => cmd::trace::run(a),
         Command::Dns(a) => cmd::dns::run(a),
         Command::Env(a) => cmd::env::run(a),
     };

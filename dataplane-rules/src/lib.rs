@@ -25,6 +25,7 @@ pub mod iptables;
 pub mod ipvs;
 pub mod nftables;
 pub mod proxy;
+pub mod trace;
 
 pub use error::RulesError;
 pub use proxy::{

@@ -8,4 +8,5 @@ pub mod hints;
 pub mod mirror;
 pub mod rules;
 pub mod slice;
+pub mod trace;
 pub mod validate;
