@@ -39,6 +39,8 @@ enum Command {
     Rules(cmd::rules::Args),
     /// Follow one packet through the rules kube-proxy would program on one node.
     Trace(cmd::trace::Args),
+    /// Why a Service does (not) work, in the order an expert checks.
+    Explain(cmd::explain::Args),
     /// The DNS records a cluster DNS server serves.
     Dns(cmd::dns::Args),
     /// The service environment variables the kubelet injects into a container.
@@ -63,6 +65,7 @@ fn main() -> ExitCode {
         Command::Endpoints(a) => cmd::endpoints::run(a),
         Command::Rules(a) => cmd::rules::run(a),
         Command::Trace(a) => cmd::trace::run(a),
+        Command::Explain(a) => cmd::explain::run(a),
         Command::Dns(a) => cmd::dns::run(a),
         Command::Env(a) => cmd::env::run(a),
     };

@@ -40,14 +40,20 @@ fn check(case: &Value, dir: &std::path::Path) -> Result<(), String> {
             .ok_or_else(|| format!("flow {name:?}: exit {}: {}", run.code, run.stderr.trim()))?;
         let (want_outcome, want_eps) = match &fl["output"] {
             Value::Array(a) => {
-                let mut eps: Vec<String> = a.iter().map(|e| e.as_str().unwrap_or_default().to_owned()).collect();
+                let mut eps: Vec<String> = a
+                    .iter()
+                    .map(|e| e.as_str().unwrap_or_default().to_owned())
+                    .collect();
                 eps.sort();
                 (if eps.is_empty() { "pass" } else { "dnat" }.to_owned(), eps)
             }
             v => (v.as_str().unwrap_or_default().to_lowercase(), Vec::new()),
         };
         if t["outcome"] != want_outcome.as_str() {
-            return Err(format!("flow {name:?}: outcome {}, want {want_outcome}", t["outcome"]));
+            return Err(format!(
+                "flow {name:?}: outcome {}, want {want_outcome}",
+                t["outcome"]
+            ));
         }
         if want_outcome == "dnat" {
             let mut got: Vec<String> = t["endpoints"]

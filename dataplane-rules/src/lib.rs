@@ -20,6 +20,7 @@
 //! Pure: no I/O, no clock, no randomness.
 
 mod error;
+pub mod explain;
 pub mod hash;
 pub mod iptables;
 pub mod ipvs;

@@ -4,6 +4,7 @@ pub mod alloc;
 pub mod dns;
 pub mod endpoints;
 pub mod env;
+pub mod explain;
 pub mod hints;
 pub mod mirror;
 pub mod rules;

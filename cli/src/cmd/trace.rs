@@ -12,6 +12,7 @@ use crate::output::{Format, print_json, print_text};
 
 /// Arguments of `svcnet trace`: every setting of `svcnet rules`, and the packet.
 #[derive(Debug, clap::Args)]
+#[group(skip)]
 pub struct Args {
     /// The packet's source address.
     #[arg(long, value_name = "SRC")]
