@@ -16,6 +16,7 @@
 
 pub mod iptables;
 pub mod nftables;
+pub mod reference;
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
