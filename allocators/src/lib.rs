@@ -97,3 +97,8 @@ pub use snapshot::{RangeAllocation, decode_base64, encode_base64};
 pub use sparse::SparseIpv6Range;
 
 pub use rand_core;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

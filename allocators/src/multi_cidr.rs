@@ -167,9 +167,13 @@ pub enum DeletionDecision {
 /// The multi-CIDR allocator of a cluster: the ServiceCIDRs and IPAddresses of both families.
 ///
 /// Kubernetes runs one `MetaAllocator` per family over shared objects; here one value holds
-/// the objects and the family-specific verbs take the family. An IP can be allocated only where
-/// a ready ServiceCIDR covers it (never a network address, never an IPv4 broadcast address);
-/// overlapping CIDRs share the same IPAddress records.
+/// the objects and every verb takes the family of the allocator it stands for. Each family's
+/// allocator sees only the CIDRs of its family: a dual-stack ServiceCIDR contributes its IPv4
+/// CIDR to the IPv4 allocator and its IPv6 CIDR to the IPv6 one, so asking the IPv4 allocator
+/// for an IPv6 address is `mismatched-network` even when the same ServiceCIDR covers it. An IP
+/// can be allocated only where a ready ServiceCIDR of the allocator's family covers it (never a
+/// network address, never an IPv4 broadcast address); overlapping CIDRs share the same
+/// IPAddress records.
 ///
 /// ```
 /// use svcnet_allocators::{IpFamily, MultiCidrAllocator, ServiceRef, SplitMix64};
@@ -178,7 +182,7 @@ pub enum DeletionDecision {
 /// m.add_service_cidr("kubernetes", &["10.96.0.0/28"], true)?;
 /// let web = ServiceRef::new("shop", "web");
 /// let ip = m.allocate_next(IpFamily::V4, Some(&web), &mut SplitMix64::new(1))?;
-/// assert!(m.has(ip));
+/// assert!(m.has(IpFamily::V4, ip));
 /// assert_eq!(m.free(IpFamily::V4), 13);
 /// assert!(!m.can_delete_cidr("kubernetes")?);
 /// # Ok::<(), svcnet_allocators::AllocError>(())
@@ -362,7 +366,7 @@ impl MultiCidrAllocator {
             .collect()
     }
 
-    /// The band offset of the per-CIDR allocator that covers `ip` (any readiness).
+    /// The band offset of the per-CIDR allocator that covers `ip` (any readiness, `ip`'s family).
     pub fn band_of(&self, ip: IpAddr) -> Option<(IpNet, bool)> {
         self.entries
             .iter()
@@ -370,10 +374,14 @@ impl MultiCidrAllocator {
             .map(|(n, e)| (*n, to_u128(ip) >= e.first.saturating_add(u128::from(e.offset))))
     }
 
-    fn covering(&self, ip: IpAddr, ready_only: bool) -> Option<&CidrEntry> {
+    /// `getAllocator`: the first per-CIDR allocator of `family` (ready, when `ready_only`) whose
+    /// prefix covers `ip`. CIDRs of the other family are not the family allocator's business.
+    fn covering(&self, family: IpFamily, ip: IpAddr, ready_only: bool) -> Option<&CidrEntry> {
         self.entries
             .iter()
-            .find(|(n, e)| (!ready_only || e.ready) && prefix_contains_ip(n, ip))
+            .find(|(n, e)| {
+                IpFamily::of_net(n) == family && (!ready_only || e.ready) && prefix_contains_ip(n, ip)
+            })
             .map(|(_, e)| e)
     }
 
@@ -384,10 +392,18 @@ impl MultiCidrAllocator {
         }
     }
 
-    /// Takes `ip` for `owner`: `mismatched-network` when no ready ServiceCIDR covers it,
-    /// `allocated` when an IPAddress exists for it.
-    pub fn allocate(&mut self, ip: IpAddr, owner: Option<&ServiceRef>) -> Result<(), AllocError> {
-        let e = self.covering(ip, true).ok_or_else(|| Self::mismatched(ip))?;
+    /// Takes `ip` for `owner` on the allocator of `family`: `mismatched-network` when no ready
+    /// CIDR of `family` covers it (a CIDR of the other family does not count), `allocated` when
+    /// an IPAddress exists for it.
+    pub fn allocate(
+        &mut self,
+        family: IpFamily,
+        ip: IpAddr,
+        owner: Option<&ServiceRef>,
+    ) -> Result<(), AllocError> {
+        let e = self
+            .covering(family, ip, true)
+            .ok_or_else(|| Self::mismatched(ip))?;
         let v = to_u128(ip);
         if v < e.first || v > e.last {
             return Err(AllocError::IpNotInRange {
@@ -470,19 +486,19 @@ impl MultiCidrAllocator {
         Some(cand)
     }
 
-    /// Frees `ip`: `mismatched-network` when no ServiceCIDR (ready or not) covers it; otherwise
-    /// its IPAddress is deleted if it exists.
-    pub fn release(&mut self, ip: IpAddr) -> Result<(), AllocError> {
-        if self.covering(ip, false).is_none() {
+    /// Frees `ip` on the allocator of `family`: `mismatched-network` when no CIDR of `family`
+    /// (ready or not) covers it; otherwise its IPAddress is deleted if it exists.
+    pub fn release(&mut self, family: IpFamily, ip: IpAddr) -> Result<(), AllocError> {
+        if self.covering(family, ip, false).is_none() {
             return Err(Self::mismatched(ip));
         }
         self.addresses.remove(&ip);
         Ok(())
     }
 
-    /// True when a ready ServiceCIDR covers `ip` and an IPAddress exists for it.
-    pub fn has(&self, ip: IpAddr) -> bool {
-        self.covering(ip, true).is_some() && self.addresses.contains_key(&ip)
+    /// True when a ready CIDR of `family` covers `ip` and an IPAddress exists for it.
+    pub fn has(&self, family: IpFamily, ip: IpAddr) -> bool {
+        self.covering(family, ip, true).is_some() && self.addresses.contains_key(&ip)
     }
 
     /// IPAddress objects of `family` managed by the allocator, ascending.
@@ -795,7 +811,7 @@ fn parse_rfc3339_utc(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SplitMix64;
+    use crate::{ErrorKind, SplitMix64};
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()
@@ -806,12 +822,14 @@ mod tests {
         let mut m = MultiCidrAllocator::new(&[IpFamily::V4]);
         m.add_service_cidr("a", &["192.168.1.0/24"], true).unwrap();
         assert_eq!(
-            m.allocate(ip("192.168.1.0"), None).unwrap_err().kind(),
+            m.allocate(IpFamily::V4, ip("192.168.1.0"), None)
+                .unwrap_err()
+                .kind(),
             crate::ErrorKind::MismatchedNetwork
         );
         m.add_service_cidr("b", &["192.168.0.0/16"], true).unwrap();
-        m.allocate(ip("192.168.1.0"), None).unwrap();
-        assert!(m.has(ip("192.168.1.0")));
+        m.allocate(IpFamily::V4, ip("192.168.1.0"), None).unwrap();
+        assert!(m.has(IpFamily::V4, ip("192.168.1.0")));
         assert_eq!(m.used(IpFamily::V4), 1);
     }
 
@@ -830,6 +848,41 @@ mod tests {
         }
         assert_eq!(m.allocate_next(IpFamily::V4, None, &mut r), Err(AllocError::Full));
         assert_eq!(m.free(IpFamily::V4), 0);
+    }
+
+    #[test]
+    fn each_family_allocator_ignores_the_other_familys_cidrs() {
+        // One dual-stack ServiceCIDR: the IPv4 allocator sees only 10.0.0.0/24, the IPv6 one
+        // only fd00::/120 (cidrallocator.go skips CIDRs of the other family).
+        let mut m = MultiCidrAllocator::new(&[IpFamily::V4, IpFamily::V6]);
+        m.add_service_cidr("kubernetes", &["10.0.0.0/24", "fd00::/120"], true)
+            .unwrap();
+        let (v4, v6) = (ip("10.0.0.7"), ip("fd00::7"));
+        for (family, other) in [(IpFamily::V4, v6), (IpFamily::V6, v4)] {
+            let before = m.clone();
+            assert_eq!(
+                m.allocate(family, other, None).map_err(|e| e.kind()),
+                Err(ErrorKind::MismatchedNetwork),
+                "{family:?} allocating {other}"
+            );
+            assert_eq!(
+                m.release(family, other).map_err(|e| e.kind()),
+                Err(ErrorKind::MismatchedNetwork),
+                "{family:?} releasing {other}"
+            );
+            assert_eq!(m, before);
+        }
+        m.allocate(IpFamily::V4, v4, None).unwrap();
+        m.allocate(IpFamily::V6, v6, None).unwrap();
+        assert!(m.has(IpFamily::V4, v4) && m.has(IpFamily::V6, v6));
+        assert!(!m.has(IpFamily::V6, v4) && !m.has(IpFamily::V4, v6));
+        assert_eq!(
+            m.release(IpFamily::V4, v6).map_err(|e| e.kind()),
+            Err(ErrorKind::MismatchedNetwork)
+        );
+        assert!(m.has(IpFamily::V6, v6), "a refused release frees nothing");
+        m.release(IpFamily::V6, v6).unwrap();
+        assert!(!m.has(IpFamily::V6, v6));
     }
 
     #[test]
@@ -881,7 +934,7 @@ mod tests {
         let got = m
             .allocate_next(IpFamily::V6, None, &mut SplitMix64::new(1))
             .unwrap();
-        assert!(m.has(got));
+        assert!(m.has(IpFamily::V6, got));
         assert_eq!(m.free(IpFamily::V6), u64::MAX - 1);
     }
 
@@ -918,11 +971,11 @@ mod tests {
         m.add_service_cidr("kubernetes", &["10.0.0.0/24"], true).unwrap();
         let a = ServiceRef::new("ns", "a");
         let gone = ServiceRef::new("ns", "gone");
-        m.allocate(ip("10.0.0.2"), Some(&a)).unwrap();
-        m.allocate(ip("10.0.0.3"), Some(&gone)).unwrap();
-        m.allocate(ip("10.0.0.4"), Some(&gone)).unwrap();
+        m.allocate(IpFamily::V4, ip("10.0.0.2"), Some(&a)).unwrap();
+        m.allocate(IpFamily::V4, ip("10.0.0.3"), Some(&gone)).unwrap();
+        m.allocate(IpFamily::V4, ip("10.0.0.4"), Some(&gone)).unwrap();
         m.set_created_at(ip("10.0.0.4"), 990);
-        m.allocate(ip("10.0.0.5"), Some(&a)).unwrap();
+        m.allocate(IpFamily::V4, ip("10.0.0.5"), Some(&a)).unwrap();
         let services = vec![
             service("a", &["10.0.0.2"]),
             service("b", &["10.0.0.9"]),
@@ -942,10 +995,10 @@ mod tests {
                 ("IPAddressWrongReference", "10.0.0.5".to_string()),
             ]
         );
-        assert!(m.has(ip("10.0.0.9")) && m.has(ip("10.0.0.4")));
-        assert!(!m.has(ip("10.0.0.3")) && !m.has(ip("10.0.0.5")));
+        assert!(m.has(IpFamily::V4, ip("10.0.0.9")) && m.has(IpFamily::V4, ip("10.0.0.4")));
+        assert!(!m.has(IpFamily::V4, ip("10.0.0.3")) && !m.has(IpFamily::V4, ip("10.0.0.5")));
         let ev = m.repair_ip_addresses(&services, 1100);
         assert!(ev.iter().any(|e| e.finding == RepairFinding::LeakCleaned));
-        assert!(!m.has(ip("10.0.0.4")));
+        assert!(!m.has(IpFamily::V4, ip("10.0.0.4")));
     }
 }

@@ -1,40 +1,9 @@
-//! Randomness: a small seeded generator and the uniform draw every allocator uses.
+//! Randomness: the workspace's seeded generator (from `svcnet_model::rng`) and the uniform draw
+//! every allocator uses.
 
 use rand_core::RngCore;
 
-/// SplitMix64: a tiny, fast, seedable generator (Steele, Lea and Flood, 2014).
-///
-/// Not for cryptography. The same seed gives the same sequence on every platform, which is
-/// what makes `svcnet alloc --seed N` reproducible. Any other [`RngCore`] works as well.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    /// A generator starting from `seed`.
-    pub fn new(seed: u64) -> Self {
-        SplitMix64 { state: seed }
-    }
-}
-
-impl RngCore for SplitMix64 {
-    fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn fill_bytes(&mut self, dst: &mut [u8]) {
-        rand_core::impls::fill_bytes_via_next(self, dst);
-    }
-}
+pub use svcnet_model::rng::SplitMix64;
 
 /// A draw in `[0, n)` (Lemire's multiply-shift; `n` must be > 0, 0 gives 0).
 ///
@@ -47,16 +16,6 @@ pub(crate) fn uniform<R: RngCore + ?Sized>(rng: &mut R, n: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn same_seed_same_sequence() {
-        let mut a = SplitMix64::new(7);
-        let mut b = SplitMix64::new(7);
-        for _ in 0..100 {
-            assert_eq!(a.next_u64(), b.next_u64());
-        }
-        assert_ne!(SplitMix64::new(1).next_u64(), SplitMix64::new(2).next_u64());
-    }
 
     #[test]
     fn uniform_stays_below_n() {

@@ -79,7 +79,7 @@ impl ClusterIpAllocator for MultiCidrAllocator {
         self.families().to_vec()
     }
     fn allocate_ip(&mut self, ip: IpAddr, owner: &ServiceRef) -> Result<(), AllocError> {
-        self.allocate(ip, Some(owner))
+        self.allocate(IpFamily::of(ip), ip, Some(owner))
     }
     fn allocate_next_ip(
         &mut self,
@@ -90,7 +90,7 @@ impl ClusterIpAllocator for MultiCidrAllocator {
         self.allocate_next(family, Some(owner), rng)
     }
     fn release_ip(&mut self, ip: IpAddr) {
-        let _ = self.release(ip);
+        let _ = self.release(IpFamily::of(ip), ip);
     }
 }
 

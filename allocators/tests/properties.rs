@@ -163,7 +163,7 @@ proptest! {
         for op in ops {
             let before = m.clone();
             match op {
-                Op::Allocate(k) => match m.allocate(addr(&net, k), None) {
+                Op::Allocate(k) => match m.allocate(IpFamily::V4, addr(&net, k), None) {
                     Ok(()) => prop_assert!(model.insert(addr(&net, k))),
                     Err(_) => prop_assert_eq!(&m, &before),
                 },
@@ -178,7 +178,7 @@ proptest! {
                     }
                 },
                 Op::Release(k) => {
-                    if m.release(addr(&net, k)).is_ok() {
+                    if m.release(IpFamily::V4, addr(&net, k)).is_ok() {
                         model.remove(&addr(&net, k));
                     } else {
                         prop_assert_eq!(&m, &before);
@@ -324,7 +324,7 @@ fn extreme_ranges_do_not_panic() {
         m.add_service_cidr("x", &[cidr], true).unwrap();
         let fam = IpFamily::of_net(&net);
         let _ = m.allocate_next(fam, None, &mut rng);
-        let _ = m.allocate(net.broadcast(), None);
+        let _ = m.allocate(fam, net.broadcast(), None);
         let _ = (m.free(fam), m.used(fam), m.can_delete_cidr("x"));
         if let Ok(mut s) = SparseIpv6Range::parse(cidr) {
             let _ = s.allocate_next(&mut rng);

@@ -164,3 +164,35 @@ fn multi_cidr_repair_recreates_and_cleans() {
     assert_eq!(reasons, vec!["ClusterIPNotAllocated", "IPAddressNotAllocated"]);
     assert_eq!(r[1]["value"], json!(["10.0.0.9"]));
 }
+
+#[test]
+fn multi_cidr_family_allocator_ignores_the_other_familys_cidrs() {
+    // A dual-stack ServiceCIDR under the IPv4 MetaAllocator: its IPv6 CIDR is not the IPv4
+    // allocator's, so an IPv6 address is mismatched-network even though the ServiceCIDR covers it
+    // (cidrallocator.go: "skip IP families not supported by this MetaAllocator").
+    let script = json!({"kind": "multi-cidr", "family": "IPv4",
+        "service_cidrs": [{"name": "kubernetes", "cidrs": ["10.0.0.0/24", "fd00::/120"]}],
+        "ops": [{"op": "allocate", "value": "fd00::5"}, {"op": "has", "value": "fd00::5"},
+                {"op": "release", "value": "fd00::5"}, {"op": "allocate", "value": "10.0.0.5"},
+                {"op": "has", "value": "10.0.0.5"}, {"op": "release", "value": "10.0.0.5"},
+                {"op": "cidrs"}]});
+    let run = run_script("mc-family", &script, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let r = results(&run);
+    assert_eq!(r[0]["error"], "mismatched-network", "{r:?}");
+    assert_eq!(r[1], json!({"value": false}));
+    assert_eq!(r[2]["error"], "mismatched-network", "{r:?}");
+    assert_eq!(r[3], json!({"ok": true}));
+    assert_eq!(r[4], json!({"value": true}));
+    assert_eq!(r[5], json!({"ok": true}));
+    assert_eq!(r[6], json!({"value": [{"cidr": "10.0.0.0/24", "ready": true}]}));
+    // The IPv6 allocator of the same objects takes the IPv6 address and refuses the IPv4 one.
+    let script = json!({"kind": "multi-cidr", "family": "IPv6",
+        "service_cidrs": [{"name": "kubernetes", "cidrs": ["10.0.0.0/24", "fd00::/120"]}],
+        "ops": [{"op": "allocate", "value": "fd00::5"}, {"op": "allocate", "value": "10.0.0.5"},
+                {"op": "release", "value": "10.0.0.5"}]});
+    let r = results(&run_script("mc-family6", &script, &[]));
+    assert_eq!(r[0], json!({"ok": true}));
+    assert_eq!(r[1]["error"], "mismatched-network", "{r:?}");
+    assert_eq!(r[2]["error"], "mismatched-network", "{r:?}");
+}

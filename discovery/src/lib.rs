@@ -107,3 +107,8 @@ pub fn dns_records(
 ) -> Result<RecordSet, DiscoveryError> {
     Ok(Zone::from_objects(options.clone(), services, slices, pods)?.records())
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

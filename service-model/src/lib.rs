@@ -23,6 +23,10 @@
 //! - [`validation`]: create, update and status-update validation of Service, EndpointSlice,
 //!   ServiceCIDR, IPAddress and NetworkPolicy; [`validation::names`] holds the name and
 //!   address syntaxes.
+//! - [`rng`]: [`rng::SplitMix64`], the seeded generator every svcnet crate that draws at random
+//!   (allocators, slice names) is fed in examples, tests and the CLI.
+//! - `k8s` (feature `k8s-openapi`): `From`/`TryFrom` conversions to and from the k8s-openapi
+//!   types kube-rs uses, so a controller hands its objects to svcnet without JSON in between.
 //! - [`field`]: field paths and errors, printed as Kubernetes prints them.
 //! - [`reachability`]: NetworkPolicy semantics as data — who may reach a pod and whom it may
 //!   reach, on which ports ([`reachability::pod_reachability`]), and the verdict on one
@@ -83,7 +87,10 @@ mod servicecidr;
 
 pub mod defaults;
 pub mod field;
+#[cfg(feature = "k8s-openapi")]
+pub mod k8s;
 pub mod reachability;
+pub mod rng;
 pub mod validation;
 
 /// Small-string type of the endpoint fields (inline up to 24 bytes), re-exported for callers.
@@ -101,3 +108,8 @@ pub use pod::*;
 pub use quantity::Quantity;
 pub use service::*;
 pub use servicecidr::*;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

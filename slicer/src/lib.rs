@@ -100,3 +100,8 @@ pub use ports::{PortKey, find_port, pod_endpoint_ports};
 pub use reconcile::{ServiceSlices, reconcile};
 pub use repack::repack_subsets;
 pub use service::Options;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

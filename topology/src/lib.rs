@@ -117,3 +117,8 @@ pub use proxy::{
     EndpointTable, Ignored, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName,
 };
 pub use select::{NodeView, PortEndpoints, Selection, TopologyMode, categorize};
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

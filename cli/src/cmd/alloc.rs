@@ -598,18 +598,20 @@ fn multi_op(
     alloc: &mut MultiCidrAllocator,
     family: IpFamily,
 ) -> Result<Res, AllocError> {
+    // The script's `family` names the MetaAllocator the ops run on (an op may name another):
+    // each family's allocator sees only its family's CIDRs.
     let fam = family_field(op)?.unwrap_or(family);
     Ok(match name {
         "allocate" => {
-            alloc.allocate(ip_value(op)?, None)?;
+            alloc.allocate(fam, ip_value(op)?, None)?;
             ok()
         }
         "release" => {
-            alloc.release(ip_value(op)?)?;
+            alloc.release(fam, ip_value(op)?)?;
             ok()
         }
         "release-all" => value(json!(alloc.release_all(fam))),
-        "has" => value(json!(alloc.has(ip_value(op)?))),
+        "has" => value(json!(alloc.has(fam, ip_value(op)?))),
         "free" => value(json!(alloc.free(fam))),
         "used" => value(json!(alloc.used(fam))),
         "for-each" => value(json!(
