@@ -209,11 +209,24 @@ fn explain_service(
             std::iter::once(svc_obj.to_owned()).chain(slice_objs.iter().cloned()).collect(),
         ));
         if slices.is_empty() {
-            findings.push(finding(
-                Code::NoEndpointSlices,
-                "no EndpointSlice carries the label kubernetes.io/service-name for this Service: create one (or an Endpoints object to be mirrored)".to_owned(),
-                vec![svc_obj.to_owned()],
-            ));
+            let mirrored = objects
+                .endpoints
+                .iter()
+                .any(|e| e.metadata.namespace() == ns && e.metadata.name() == name);
+            let (message, objs) = if mirrored {
+                (
+                    format!(
+                        "no EndpointSlice carries the label kubernetes.io/service-name for this Service, but Endpoints {ns}/{name} exists: the EndpointSlice mirroring controller turns it into slices (svcnet mirror); until then kube-proxy sees no endpoints"
+                    ),
+                    vec![svc_obj.to_owned(), format!("Endpoints {ns}/{name}")],
+                )
+            } else {
+                (
+                    "no EndpointSlice carries the label kubernetes.io/service-name for this Service: create one (or an Endpoints object to be mirrored)".to_owned(),
+                    vec![svc_obj.to_owned()],
+                )
+            };
+            findings.push(finding(Code::NoEndpointSlices, message, objs));
         } else if ready.is_empty() {
             findings.push(finding(
                 Code::NoReadyEndpoints,
