@@ -1,6 +1,8 @@
 //! Cross-backend equivalence: for random small clusters and random packets, the iptables trace,
 //! the nftables trace and the reference model (in each backend's dialect) agree on the outcome,
-//! the endpoint set and (for DNAT and pass) masquerading.
+//! the endpoint set and (for DNAT and pass) masquerading. The IPVS tracer (virtual servers
+//! only) gives the reference's endpoint set for every packet to a ClusterIP that the reference
+//! DNATs.
 
 use std::net::IpAddr;
 
@@ -188,6 +190,8 @@ fn check(svcs: &[Svc]) -> Result<(), String> {
     let ports: Vec<NftServicePort> = model.ports.iter().map(NftServicePort::from).collect();
     nft.sync_full(&ports).map_err(|e| e.to_string())?;
     let table = nft.state().table(Family::Ip, TABLE).ok_or("no nftables table")?;
+    let ipvs = svcnet_rules::ipvs::build(&model, &cfg, &svcnet_rules::ipvs::IpvsOptions::default())
+        .map_err(|e| e.to_string())?;
     for p in packets(svcs) {
         let a = svcnet_rules::trace::iptables::trace(&ipt, &host, &p).map_err(|e| e.to_string())?;
         let b = svcnet_rules::trace::nftables::trace(table, &host, &p).map_err(|e| e.to_string())?;
@@ -198,6 +202,18 @@ fn check(svcs: &[Svc]) -> Result<(), String> {
         }
         if key(&b) != key(&rb) {
             return Err(format!("{p:?}: nftables {:?}, reference {:?}", key(&b), key(&rb)));
+        }
+        let to_cluster_ip = model.ports.iter().any(|sp| sp.cluster_ip == p.destination);
+        if to_cluster_ip && ra.outcome == Outcome::Dnat {
+            let c = svcnet_rules::trace::ipvs::trace(&ipvs, &p);
+            if (c.outcome, c.endpoint_strings()) != (ra.outcome, ra.endpoint_strings()) {
+                return Err(format!(
+                    "{p:?}: ipvs {:?} {:?}, reference {:?}",
+                    c.outcome,
+                    c.endpoint_strings(),
+                    key(&ra)
+                ));
+            }
         }
     }
     Ok(())

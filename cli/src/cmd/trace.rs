@@ -59,9 +59,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             trace::nftables::trace(table, &host, &packet)
         }
         Backend::Ipvs => {
-            return Err(CliError::Usage(
-                "trace --backend ipvs: not yet supported".to_owned(),
-            ));
+            let options = svcnet_rules::ipvs::IpvsOptions {
+                unprefixed_ipv6_sets: args.rules.ipvs_unprefixed_ipv6_sets,
+            };
+            let rules = rules::ipvs::rule_set(&config, &history, &options)?;
+            Ok(trace::ipvs::trace(&rules, &packet))
         }
     };
     let t = match result {
@@ -95,6 +97,9 @@ fn text(t: &Trace, p: &Packet) -> String {
         trace::Outcome::Pass => "pass: the rules leave the packet alone".to_owned(),
         o => o.as_str().to_owned(),
     };
+    for n in &t.notes {
+        out.push_str(&format!("  note: {n}\n"));
+    }
     out.push_str(&format!(
         "outcome: {answer}{}",
         if t.masquerade { " (masqueraded)" } else { "" }

@@ -173,5 +173,7 @@ pub fn trace(state: &IptablesState, host: &HostAddresses, packet: &Packet) -> Re
         },
         masquerade: nat.masquerade,
         walk,
+
+        notes: Vec::new(),
     })
 }

@@ -15,6 +15,7 @@
 //! ```
 
 pub mod iptables;
+pub mod ipvs;
 pub mod nftables;
 pub mod reference;
 
@@ -147,6 +148,9 @@ pub struct Trace {
     pub masquerade: bool,
     /// The rules matched, in walk order.
     pub walk: Vec<Step>,
+    /// What the tracer did not model for this answer (empty when it modelled everything).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Trace {

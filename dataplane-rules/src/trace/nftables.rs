@@ -449,6 +449,8 @@ pub fn trace(table: &TableState, host: &HostAddresses, packet: &Packet) -> Resul
         endpoints: BTreeSet::new(),
         masquerade: w.masquerade,
         walk: w.walk,
+
+        notes: Vec::new(),
     };
     // 1. filter prerouting before DNAT (LoadBalancer source ranges).
     for c in base_chains(table, ChainType::Filter, Hook::Prerouting) {
@@ -509,5 +511,7 @@ pub fn trace(table: &TableState, host: &HostAddresses, packet: &Packet) -> Resul
         endpoints,
         masquerade: w.masquerade,
         walk: w.walk,
+
+        notes: Vec::new(),
     })
 }

@@ -42,6 +42,8 @@ fn answer(outcome: Outcome, eps: &[Endpoint], masquerade: bool) -> Trace {
         endpoints,
         masquerade,
         walk: Vec::new(),
+
+        notes: Vec::new(),
     }
 }
 

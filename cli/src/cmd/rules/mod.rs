@@ -5,7 +5,7 @@
 //! the dispatch to the backend's module.
 
 pub(crate) mod iptables;
-mod ipvs;
+pub(crate) mod ipvs;
 pub(crate) mod nftables;
 
 use std::net::IpAddr;
