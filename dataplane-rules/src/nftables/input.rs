@@ -68,7 +68,7 @@ impl NftConfig {
                 .map(ToString::to_string)
                 .collect(),
             localhost_nodeports: localhost_nodeports_gate,
-            localhost_nodeport_proxy: localhost_nodeports_gate && npa.contains_ipv4_loopback && v4,
+            localhost_nodeport_proxy: localhost_nodeports_gate && explicit_loopback(config, v4),
             max_operations_per_chunk: 1000,
         })
     }
@@ -125,6 +125,20 @@ impl LocalDetector {
             LocalDetector::InterfacePrefix(p) => format!("iifname != {p}*"),
         }
     }
+}
+
+/// `NodePortAddresses.ContainsExplicitLoopback`: a NodePort address entry of the family
+/// whose network is loopback (`localhost`, `127.0.0.0/8`, `::1/128`), not a catch-all
+/// that merely contains it.
+fn explicit_loopback(config: &ProxyConfig, v4: bool) -> bool {
+    let entries: &[String] = config.nodeport_addresses.as_deref().unwrap_or(&[]);
+    entries.iter().any(|e| match e.trim() {
+        "localhost" => true,
+        "primary" | "all" => false,
+        text => svcnet_model::validation::names::parse_cidr_sloppy(text)
+            .and_then(|(ip, prefix)| IpNet::new(ip, prefix).ok())
+            .is_some_and(|n| n.addr().is_ipv4() == v4 && n.trunc().addr().is_loopback()),
+    })
 }
 
 fn ip_word(c: &IpNet) -> &'static str {

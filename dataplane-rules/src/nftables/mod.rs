@@ -1,7 +1,23 @@
-//! kube-proxy v1.37.2's nftables backend: a typed object model in the spirit of
-//! knftables (tables, chains, rules, sets, maps, elements, counters), transactions
-//! rendered as `nft -f` input, an in-memory rule set that applies them and dumps itself
-//! as knftables' fake does.
+//! kube-proxy v1.37.2's nftables backend.
+//!
+//! - Object model in the spirit of knftables: [`Table`], [`Chain`] (base chains with type,
+//!   hook and priority), [`Rule`], [`Set`] (also maps), [`Element`], [`Counter`]; a
+//!   [`Transaction`] of [`Operation`]s (`add`, `create`, `insert`, `flush`, `delete`, ...)
+//!   rendered one line per operation exactly as knftables renders it for `nft -f`, counted
+//!   as `NumOperations()` counts, and split into chunks of at most N operations.
+//! - [`State`]: the rule set a kernel holds, applying transactions atomically with
+//!   knftables' fake semantics and dumping itself as the fake's `Dump()` does.
+//! - [`NftProxier`]: `syncProxyRules` without I/O. Full syncs write the fixed objects and
+//!   every Service; partial syncs only the Services that changed; set and map elements go
+//!   through an element store that writes only differences; unused chains are flushed and,
+//!   once aged past the grace period, deleted in a separate transaction. Input: one
+//!   [`NftServicePort`] per service port (from the shared proxy model's
+//!   `ServicePortInfo`) and the node's [`NftConfig`] (from its `ProxyConfig`).
+//! - [`Limits`]: kernel and nft limits checked before anything is emitted; a breach is an
+//!   [`NftError::Limit`] naming the Service, and nothing is applied.
+//!
+//! Kubernetes references: `pkg/proxy/nftables/proxier.go` (v1.37.2), knftables v0.0.22
+//! (`transaction.go`, `objects.go`, `fake.go`).
 
 mod error;
 mod input;

@@ -12,7 +12,6 @@ use serde_json::json;
 use svcnet_model::{Node, ObjectMeta};
 use svcnet_rules::nftables::{NftConfig, NftProxier, NftServicePort, SyncOutput};
 use svcnet_rules::{ProxyConfig, ProxyModel};
-use svcnet_topology::{EndpointTable, SelectOptions};
 
 use super::{Args, History, Print, Step};
 use crate::error::CliError;
@@ -21,9 +20,10 @@ use crate::output::{Format, print_json, print_text};
 const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 
 /// What kube-proxy's change trackers compare for one Service: its service ports
-/// (`BaseServicePortInfo`) and its endpoints (`BaseEndpointInfo`, hints included). A
-/// Service whose fingerprint changed is rewritten by the next partial sync.
-fn fingerprints(model: &ProxyModel, step: &Step, config: &ProxyConfig) -> HashMap<String, String> {
+/// (`ServiceChangeTracker`: the port map) and its EndpointSlices (`EndpointSliceCache`:
+/// whole objects). A Service whose fingerprint changed is rewritten by the next partial
+/// sync.
+fn fingerprints(model: &ProxyModel, step: &Step) -> HashMap<String, String> {
     let mut out: HashMap<String, String> = HashMap::new();
     for p in &model.ports {
         let s = out
@@ -45,44 +45,30 @@ fn fingerprints(model: &ProxyModel, step: &Step, config: &ProxyConfig) -> HashMa
             p.internal_policy_local
         );
     }
-    let options = SelectOptions {
-        node_hints: config.node_hints,
-    };
-    let table = EndpointTable::build(
-        &step.objects.endpoint_slices,
-        &config.node_name,
-        model.family,
-        &options,
-    );
-    for (name, eps) in table.iter() {
-        let s = out
-            .entry(format!("{}/{}", name.namespace, name.name))
-            .or_default();
-        let _ = write!(s, "E{}|{}:", name.port, name.protocol);
-        for e in eps {
-            let mut zones: Vec<&str> = e.zone_hints.iter().map(|z| z.name.as_str()).collect();
-            zones.sort_unstable();
-            zones.dedup();
-            let mut nodes: Vec<&str> = if options.node_hints {
-                e.node_hints.iter().map(|n| n.name.as_str()).collect()
-            } else {
-                Vec::new()
-            };
-            nodes.sort_unstable();
-            nodes.dedup();
-            let _ = write!(
-                s,
-                "{}|{}|{}|{}|{}|{:?}|{:?},",
-                e.addr(),
-                e.is_local,
-                e.ready,
-                e.serving,
-                e.terminating,
-                zones,
-                nodes
-            );
+    // EndpointSlices: kube-proxy's EndpointSliceCache marks a Service changed whenever one
+    // of its slices of the proxier's address type is added, removed or differs in any way
+    // (`esDataChanged` compares whole objects), even if its endpoints stay the same.
+    let family = model.family.as_str();
+    let mut slices: Vec<(String, &str, String)> = Vec::new();
+    for slice in &step.objects.endpoint_slices {
+        let service = slice
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("kubernetes.io/service-name"))
+            .map(String::as_str)
+            .unwrap_or("");
+        let (ns, name) = (slice.metadata.namespace(), slice.metadata.name());
+        if slice.address_type != family || service.is_empty() || ns.is_empty() || name.is_empty() {
+            continue;
         }
-        s.push(';');
+        let text = serde_json::to_string(slice).unwrap_or_default();
+        slices.push((format!("{ns}/{service}"), name, text));
+    }
+    slices.sort();
+    for (key, name, text) in slices {
+        let s = out.entry(key).or_default();
+        let _ = write!(s, "S{name}={text};");
     }
     out
 }
@@ -186,7 +172,7 @@ pub fn replay(
             config,
         );
         let ports: Vec<NftServicePort> = model.ports.iter().map(NftServicePort::from).collect();
-        let cur = fingerprints(&model, step, config);
+        let cur = fingerprints(&model, step);
         let diff = changed(&prev, &cur);
         let out = match proxier.sync(&ports, Some(&diff)) {
             Ok(o) => o,
