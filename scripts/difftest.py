@@ -21,6 +21,7 @@ import copy
 import difflib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,7 +83,13 @@ def _norm_ipt_builtin(text):
     return out
 
 
+_POLICY = re.compile(r'^:(\S+) (ACCEPT|DROP) (\[\d*:\d*\])$')
+
+
 def norm_ipt(text):
+    # A built-in chain's policy: iptables-save prints it (':INPUT ACCEPT [0:0]'), kube-proxy's
+    # fake (so kube-oracle's --print state) prints '-'; both load the same, so both compare as '-'.
+    text = '\n'.join(_POLICY.sub(r':\1 - \3', l.strip()) for l in text.splitlines())
     return CONF.norm_ipt(text) if CONF else _norm_ipt_builtin(text)
 
 

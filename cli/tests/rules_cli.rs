@@ -139,7 +139,7 @@ fn bad_settings_and_missing_backends_exit_2() {
             r.stderr
         );
     }
-    for backend in ["nftables", "ipvs"] {
+    for backend in ["nftables"] {
         let r = common::svcnet(&[
             "rules",
             "--backend",

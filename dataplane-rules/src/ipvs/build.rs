@@ -10,7 +10,7 @@ use crate::RulesError;
 use crate::proxy::{Endpoint, LocalDetector, ProxyConfig, ProxyModel};
 
 use super::iptables::{BlockedFromNode, ClusterIpMasquerade, IptablesPart, IptablesSettings};
-use super::server::{Protocol, RealServer, ServiceFlags, TextKey, VirtualServer};
+use super::server::{Protocol, RealServer, ServiceFlags, TextOrder, VirtualServer};
 use super::{DUMMY_DEVICE, IpvsRuleSet};
 
 /// The node settings IPVS mode depends on.
@@ -112,17 +112,50 @@ pub fn node_port_addresses(ipv6: bool, cidrs: &[IpNet], interfaces: &[(String, V
     out
 }
 
-/// The real servers of endpoints: weight 1, in `ip:port` text order, each once.
-fn real_servers(eps: &[Endpoint]) -> Vec<RealServer> {
-    let mut keyed: Vec<(TextKey, RealServer)> = eps
-        .iter()
-        .map(|e| (TextKey::of(e.ip, e.port), RealServer::new(e.ip, e.port)))
-        .collect();
-    if !keyed.is_sorted_by(|a, b| a.0 < b.0) {
-        keyed.sort_by_key(|a| a.0);
-        keyed.dedup_by(|a, b| a.0 == b.0);
+/// The real servers of endpoints: weight 1, in `ip:port` text order, each once. `scratch`
+/// is reused between calls.
+fn real_servers(eps: &[Endpoint], scratch: &mut Vec<(TextOrder, RealServer)>) -> Vec<RealServer> {
+    scratch.clear();
+    scratch.extend(
+        eps.iter()
+            .map(|e| (TextOrder::of(e.ip, e.port), RealServer::new(e.ip, e.port))),
+    );
+    if !scratch.is_sorted_by(|a, b| a.0 < b.0) {
+        scratch.sort_by_key(|a| a.0);
+        scratch.dedup_by(|a, b| a.0 == b.0);
     }
-    keyed.into_iter().map(|(_, r)| r).collect()
+    scratch.iter().map(|(_, r)| *r).collect()
+}
+
+/// Gives the virtual servers at `pending` (index, uses the local endpoints) their real servers,
+/// each list built once: cloned for all but the last virtual server that takes it.
+fn fill_real_servers(
+    vss: &mut [VirtualServer],
+    pending: &[(usize, bool)],
+    p: &PortInput<'_>,
+    scratch: &mut Vec<(TextOrder, RealServer)>,
+) {
+    for local in [false, true] {
+        let mut users = pending
+            .iter()
+            .filter(|(_, l)| *l == local)
+            .map(|(i, _)| *i)
+            .peekable();
+        if users.peek().is_none() {
+            continue;
+        }
+        let mut list = real_servers(if local { p.local } else { p.cluster }, scratch);
+        while let Some(i) = users.next() {
+            let rs = if users.peek().is_some() {
+                list.clone()
+            } else {
+                std::mem::take(&mut list)
+            };
+            if let Some(v) = vss.get_mut(i) {
+                v.real_servers = rs;
+            }
+        }
+    }
 }
 
 /// Builds the rule set from the service ports (in any order; where two ports program one
@@ -144,7 +177,10 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
     node_addrs.dedup();
     let is_node_addr = |a: &IpAddr| node_addrs.binary_search(a).is_ok();
 
-    let mut vss: Vec<VirtualServer> = Vec::new();
+    let ports = ports.into_iter();
+    let mut vss: Vec<VirtualServer> = Vec::with_capacity(ports.size_hint().0);
+    let mut pending: Vec<(usize, bool)> = Vec::new();
+    let mut scratch: Vec<(TextOrder, RealServer)> = Vec::new();
     let mut binds: Vec<IpAddr> = Vec::new();
     let mut blocked: Vec<BlockedFromNode> = Vec::new();
     let base_flags = if s.scheduler == "mh" {
@@ -173,16 +209,10 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
             Some(t) => (base_flags | ServiceFlags::PERSISTENT, t),
             None => (base_flags, 0),
         };
-        // The real servers of the cluster and of the local endpoints, each built once.
-        let (mut rs_cluster, mut rs_local): (Option<Vec<RealServer>>, Option<Vec<RealServer>>) = (None, None);
+        // Virtual servers get their real servers once the port is done.
+        pending.clear();
         let mut vs = |address: IpAddr, port: u16, only_local: bool| {
-            let use_local = only_local && !p.local.is_empty();
-            let (slot, eps) = if use_local {
-                (&mut rs_local, p.local)
-            } else {
-                (&mut rs_cluster, p.cluster)
-            };
-            let real_servers = slot.get_or_insert_with(|| real_servers(eps)).clone();
+            pending.push((vss.len(), only_local && !p.local.is_empty()));
             vss.push(VirtualServer {
                 address,
                 protocol: proto,
@@ -190,138 +220,141 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
                 scheduler: s.scheduler.clone(),
                 flags,
                 timeout,
-                real_servers,
+                real_servers: Vec::new(),
             });
         };
 
-        let ci = p.cluster_ip;
-        sets.add(
-            IpSetKind::ClusterIp,
-            IpSetEntry::IpPort {
-                ip: ci,
-                protocol: proto,
-                port: p.port,
-            },
-        );
-        vs(ci, p.port, p.internal_local);
-        binds.push(ci);
-
-        for &ip in p.external_ips {
-            let kind = if p.external_local {
-                IpSetKind::ExternalIpLocal
-            } else {
-                IpSetKind::ExternalIp
-            };
+        'port: {
+            let ci = p.cluster_ip;
             sets.add(
-                kind,
+                IpSetKind::ClusterIp,
                 IpSetEntry::IpPort {
-                    ip,
+                    ip: ci,
                     protocol: proto,
                     port: p.port,
                 },
             );
-            vs(ip, p.port, p.external_local);
-            if !is_node_addr(&ip) {
-                binds.push(ip);
-            }
-        }
+            vs(ci, p.port, p.internal_local);
+            binds.push(ci);
 
-        for &ip in p.load_balancer_ips {
-            let entry = IpSetEntry::IpPort {
-                ip,
-                protocol: proto,
-                port: p.port,
-            };
-            sets.add(IpSetKind::LoadBalancer, entry);
-            if p.external_local {
-                sets.add(IpSetKind::LoadBalancerLocal, entry);
-            }
-            if !p.source_ranges.is_empty() {
-                sets.add(IpSetKind::LoadBalancerFw, entry);
-                let mut from_node = false;
-                for &net in p.source_ranges {
-                    sets.add(
-                        IpSetKind::LoadBalancerSourceCidr,
-                        IpSetEntry::IpPortNet {
-                            ip,
-                            protocol: proto,
-                            port: p.port,
-                            net,
-                        },
-                    );
-                    from_node |= net.contains(&s.node_ip);
-                }
-                if from_node {
-                    sets.add(
-                        IpSetKind::LoadBalancerSourceIp,
-                        IpSetEntry::IpPortIp {
-                            ip,
-                            protocol: proto,
-                            port: p.port,
-                            ip2: ip,
-                        },
-                    );
+            for &ip in p.external_ips {
+                let kind = if p.external_local {
+                    IpSetKind::ExternalIpLocal
                 } else {
-                    blocked.push(BlockedFromNode {
+                    IpSetKind::ExternalIp
+                };
+                sets.add(
+                    kind,
+                    IpSetEntry::IpPort {
                         ip,
                         protocol: proto,
                         port: p.port,
-                    });
+                    },
+                );
+                vs(ip, p.port, p.external_local);
+                if !is_node_addr(&ip) {
+                    binds.push(ip);
                 }
             }
-            vs(ip, p.port, p.external_local);
-            if !is_node_addr(&ip) {
-                binds.push(ip);
-            }
-        }
 
-        if p.node_port != 0 {
-            // No node address: kube-proxy skips the rest of the port, health check included.
-            if s.node_port_ips.is_empty() {
-                continue;
-            }
-            let np = p.node_port;
-            let (all, local) = match proto {
-                Protocol::Tcp => (IpSetKind::NodePortTcp, IpSetKind::NodePortLocalTcp),
-                Protocol::Udp => (IpSetKind::NodePortUdp, IpSetKind::NodePortLocalUdp),
-                Protocol::Sctp => (IpSetKind::NodePortSctp, IpSetKind::NodePortLocalSctp),
-            };
-            let mut add = |kind: IpSetKind| {
-                if proto == Protocol::Sctp {
-                    for &ip in &s.node_port_ips {
+            for &ip in p.load_balancer_ips {
+                let entry = IpSetEntry::IpPort {
+                    ip,
+                    protocol: proto,
+                    port: p.port,
+                };
+                sets.add(IpSetKind::LoadBalancer, entry);
+                if p.external_local {
+                    sets.add(IpSetKind::LoadBalancerLocal, entry);
+                }
+                if !p.source_ranges.is_empty() {
+                    sets.add(IpSetKind::LoadBalancerFw, entry);
+                    let mut from_node = false;
+                    for &net in p.source_ranges {
                         sets.add(
-                            kind,
-                            IpSetEntry::IpPort {
+                            IpSetKind::LoadBalancerSourceCidr,
+                            IpSetEntry::IpPortNet {
                                 ip,
                                 protocol: proto,
-                                port: np,
+                                port: p.port,
+                                net,
                             },
                         );
+                        from_node |= net.contains(&s.node_ip);
                     }
-                } else {
-                    sets.add(kind, IpSetEntry::Port(np));
+                    if from_node {
+                        sets.add(
+                            IpSetKind::LoadBalancerSourceIp,
+                            IpSetEntry::IpPortIp {
+                                ip,
+                                protocol: proto,
+                                port: p.port,
+                                ip2: ip,
+                            },
+                        );
+                    } else {
+                        blocked.push(BlockedFromNode {
+                            ip,
+                            protocol: proto,
+                            port: p.port,
+                        });
+                    }
                 }
-            };
-            add(all);
-            if p.external_local {
-                add(local);
+                vs(ip, p.port, p.external_local);
+                if !is_node_addr(&ip) {
+                    binds.push(ip);
+                }
             }
-            for &ip in &s.node_port_ips {
-                vs(ip, np, p.external_local);
-            }
-        }
 
-        if p.health_check_node_port != 0 {
-            sets.add(
-                IpSetKind::HealthCheckNodePort,
-                IpSetEntry::Port(p.health_check_node_port),
-            );
+            if p.node_port != 0 {
+                // No node address: kube-proxy skips the rest of the port, health check included.
+                if s.node_port_ips.is_empty() {
+                    break 'port;
+                }
+                let np = p.node_port;
+                let (all, local) = match proto {
+                    Protocol::Tcp => (IpSetKind::NodePortTcp, IpSetKind::NodePortLocalTcp),
+                    Protocol::Udp => (IpSetKind::NodePortUdp, IpSetKind::NodePortLocalUdp),
+                    Protocol::Sctp => (IpSetKind::NodePortSctp, IpSetKind::NodePortLocalSctp),
+                };
+                let mut add = |kind: IpSetKind| {
+                    if proto == Protocol::Sctp {
+                        for &ip in &s.node_port_ips {
+                            sets.add(
+                                kind,
+                                IpSetEntry::IpPort {
+                                    ip,
+                                    protocol: proto,
+                                    port: np,
+                                },
+                            );
+                        }
+                    } else {
+                        sets.add(kind, IpSetEntry::Port(np));
+                    }
+                };
+                add(all);
+                if p.external_local {
+                    add(local);
+                }
+                for &ip in &s.node_port_ips {
+                    vs(ip, np, p.external_local);
+                }
+            }
+
+            if p.health_check_node_port != 0 {
+                sets.add(
+                    IpSetKind::HealthCheckNodePort,
+                    IpSetEntry::Port(p.health_check_node_port),
+                );
+            }
         }
+        fill_real_servers(&mut vss, &pending, &p, &mut scratch);
     }
 
     // One virtual server per key: the last one programmed wins.
     vss.reverse();
-    vss.sort_by(|a, b| a.key().output_cmp(&b.key()));
+    vss.sort_by_cached_key(|v| v.key().output_key());
     vss.dedup_by(|later, first| later.key() == first.key());
 
     binds.sort_unstable();
