@@ -152,6 +152,80 @@ pub fn chain_hash(parts: &[&[u8]]) -> [u8; 16] {
     out
 }
 
+/// A fast, non-cryptographic hasher (the multiply-rotate step of rustc's `FxHasher`) for the
+/// crate's internal maps keyed by chain names and socket addresses: values the crate computes
+/// (chain hashes are SHA-256 output), never text taken from outside as-is.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct FxHasher {
+    hash: u64,
+}
+
+const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(FX_SEED);
+    }
+}
+
+impl std::hash::Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            if let Some(dst) = w.get_mut(..rest.len()) {
+                dst.copy_from_slice(rest);
+            }
+            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 56));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    #[inline]
+    fn write_u16(&mut self, n: u16) {
+        self.add(u64::from(n));
+    }
+
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    #[inline]
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+/// Builds [`FxHasher`]s.
+pub(crate) type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
+/// A set hashed with [`FxHasher`].
+pub(crate) type FxHashSet<T> = std::collections::HashSet<T, FxBuild>;
+/// A map hashed with [`FxHasher`].
+pub(crate) type FxHashMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,6 +259,17 @@ mod tests {
             hex(&h.finish()),
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
         );
+    }
+
+    #[test]
+    fn fx_hasher_tells_apart_inputs() {
+        use std::hash::BuildHasher;
+        let h = |v: &[u8]| FxBuild::default().hash_one(v);
+        assert_ne!(h(b"KUBE-SVC-A"), h(b"KUBE-SVC-B"));
+        assert_ne!(h(b"abcdefghi"), h(b"abcdefgh"));
+        let mut set: FxHashSet<u64> = FxHashSet::default();
+        set.extend(0..1000);
+        assert_eq!(set.len(), 1000);
     }
 
     #[test]

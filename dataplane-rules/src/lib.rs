@@ -18,6 +18,14 @@
 //!   `ipvsadm --restore`, `ipset restore` and iptables text.
 //!
 //! Pure: no I/O, no clock, no randomness.
+//!
+//! ## Where kube-proxy's order or clock shows
+//! kube-proxy v1.37.2 walks its service map in Go map order; service ports are taken here in
+//! name order (kube-proxy's tests compare after sorting, see `sortIPTablesRules`). Syncs carry
+//! no clock: stale chains are deleted at every sync, also in large-cluster mode, as in
+//! kube-proxy's test proxier (sync period 0); the hourly full resync never happens. Objects are
+//! read as given: an absent Service `type` is not defaulted to `ClusterIP` (kube-proxy reads
+//! what the API server stored, where it always is).
 
 mod error;
 pub mod explain;

@@ -1,7 +1,7 @@
 //! One sync of kube-proxy v1.37.2's iptables proxier (`pkg/proxy/iptables/proxier.go`
 //! `syncProxyRules`, `writeServiceToEndpointRules`): the restore payload as data.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use svcnet_topology::IpFamily;
 
 use super::types::*;
 use crate::error::RulesError;
-use crate::hash::chain_hash;
+use crate::hash::{FxHashMap, FxHashSet, chain_hash};
 use crate::proxy::{Endpoint, LocalDetector, ProxyConfig, ProxyModel, ServicePortInfo};
 
 /// nfacct counter of localhost NodePort packets.
@@ -233,6 +233,29 @@ pub fn build_transaction(
     scope: Scope<'_>,
     existing_nat_chains: Option<&HashSet<Chain>>,
 ) -> Transaction {
+    build_with_chains(
+        model,
+        settings,
+        scope,
+        existing_nat_chains.map(|s| s.iter().copied()),
+        None,
+    )
+    .0
+}
+
+/// The chains each Service (namespace, name) keeps active, as a sync leaves them.
+pub(crate) type ActiveChains = HashMap<(String, String), Vec<Chain>>;
+
+/// [`build_transaction`], also returning each Service's active chains. `known`: the active
+/// chains of the previous sync, reused for the Services a partial sync does not rewrite (their
+/// rules are not built at all: kube-proxy builds and discards them, with the same result).
+pub(crate) fn build_with_chains(
+    model: &ProxyModel,
+    settings: &IptablesSettings,
+    scope: Scope<'_>,
+    existing_nat_chains: Option<impl Iterator<Item = Chain>>,
+    known: Option<&ActiveChains>,
+) -> (Transaction, ActiveChains) {
     let mut filter = Table::new("filter");
     let mut nat = Table::new("nat");
     let mark = settings.mark.clone();
@@ -286,34 +309,60 @@ pub fn build_transaction(
     }
 
     let large = model.large_cluster_mode();
-    let mut active: HashSet<Chain> = HashSet::new();
-    let mut skipped = Table::new("nat");
-    for port in &model.ports {
+    let mut active: FxHashSet<Chain> = FxHashSet::with_capacity_and_hasher(
+        model
+            .ports
+            .iter()
+            .map(|p| 2 + p.all_locally_reachable.len())
+            .sum(),
+        Default::default(),
+    );
+    let mut by_service: ActiveChains = HashMap::with_capacity(model.ports.len());
+    let mut i = 0;
+    while let Some(first) = model.ports.get(i) {
+        // The ports of one Service are adjacent (the model is sorted by name).
+        let key = (first.name.namespace.clone(), first.name.name.clone());
+        let mut j = i;
+        while model
+            .ports
+            .get(j)
+            .is_some_and(|p| p.name.namespace == key.0 && p.name.name == key.1)
+        {
+            j += 1;
+        }
         let write_chains = match scope {
             Scope::Full => true,
-            Scope::Partial(changed) => {
-                changed.contains(&(port.name.namespace.clone(), port.name.name.clone()))
-            }
+            Scope::Partial(changed) => changed.contains(&key),
         };
-        service_port_rules(
-            port,
-            settings,
-            large,
-            &mut filter,
-            &mut nat,
-            &mut skipped,
-            write_chains,
-            &mut active,
-        );
-        skipped.chains.clear();
-        skipped.lines.clear();
+        let reuse = if write_chains {
+            None
+        } else {
+            known.and_then(|k| k.get(&key))
+        };
+        let mut chains_of_service: Vec<Chain> = Vec::new();
+        for port in model.ports.get(i..j).unwrap_or(&[]) {
+            service_port_rules(
+                port,
+                settings,
+                large,
+                &mut filter,
+                &mut nat,
+                write_chains,
+                reuse.is_none(),
+                &mut chains_of_service,
+            );
+        }
+        if let Some(known) = reuse {
+            chains_of_service.clone_from(known);
+        }
+        active.extend(chains_of_service.iter().copied());
+        by_service.insert(key, chains_of_service);
+        i = j;
     }
 
     if let Some(existing) = existing_nat_chains {
         let mut stale: Vec<Chain> = existing
-            .iter()
             .filter(|c| c.is_service_chain() && !active.contains(c))
-            .copied()
             .collect();
         stale.sort();
         for c in stale {
@@ -385,11 +434,14 @@ pub fn build_transaction(
         ],
         Target::Accept,
     );
-    Transaction {
-        full: matches!(scope, Scope::Full),
-        filter,
-        nat,
-    }
+    (
+        Transaction {
+            full: matches!(scope, Scope::Full),
+            filter,
+            nat,
+        },
+        by_service,
+    )
 }
 
 /// The rules of one service port (the body of `syncProxyRules`' service loop).
@@ -400,9 +452,9 @@ fn service_port_rules(
     large: bool,
     filter: &mut Table,
     nat_out: &mut Table,
-    skipped: &mut Table,
     write_chains: bool,
-    active: &mut HashSet<Chain>,
+    compute_chains: bool,
+    active: &mut Vec<Chain>,
 ) {
     let s: Arc<str> = Arc::from(port.name_string.as_str());
     let proto = port.protocol;
@@ -579,8 +631,31 @@ fn service_port_rules(
         );
     }
 
-    // 6. From here on, a partial sync drops the output of unchanged services.
-    let nat = if write_chains { nat_out } else { skipped };
+    // 6. From here on, a partial sync drops the output of unchanged services: their active
+    // chains are known from the previous sync, or computed without their rules.
+    if !write_chains {
+        if compute_chains {
+            if port.uses_external_traffic() {
+                active.push(chains.ext);
+            }
+            if uses_fw {
+                active.push(chains.fw);
+            }
+            if port.uses_cluster_policy() {
+                active.push(chains.svc);
+            }
+            if port.uses_local_policy() {
+                active.push(chains.svl);
+            }
+            active.extend(
+                port.all_locally_reachable
+                    .iter()
+                    .map(|ep| endpoint_chain(port, ep)),
+            );
+        }
+        return;
+    }
+    let nat = nat_out;
 
     // 7. Internal masquerade.
     if has_internal {
@@ -604,7 +679,7 @@ fn service_port_rules(
     // 8. External-traffic chain.
     if port.uses_external_traffic() {
         nat.chains.push(chains.ext);
-        active.insert(chains.ext);
+        active.push(chains.ext);
         if !port.external_policy_local {
             nat.rule(
                 chains.ext,
@@ -665,7 +740,7 @@ fn service_port_rules(
     // 9. Firewall chain.
     if uses_fw {
         nat.chains.push(chains.fw);
-        active.insert(chains.fw);
+        active.push(chains.fw);
         let lb = Comment::Around("", s.clone(), " loadbalancer IP");
         let mut allow_from_node = false;
         for cidr in &port.load_balancer_source_ranges {
@@ -709,22 +784,22 @@ fn service_port_rules(
             Target::None,
         );
     }
-    // 10. Policy chains.
+    // 10. Policy chains. Each endpoint chain name is hashed once.
+    let seps = EndpointChains::of(port);
     if port.uses_cluster_policy() {
         nat.chains.push(chains.svc);
-        active.insert(chains.svc);
-        endpoint_rules(nat, &s, port, chains.svc, &port.cluster_endpoints, large);
+        active.push(chains.svc);
+        endpoint_rules(nat, &s, port, chains.svc, &port.cluster_endpoints, large, &seps);
     }
     if port.uses_local_policy() {
         nat.chains.push(chains.svl);
-        active.insert(chains.svl);
-        endpoint_rules(nat, &s, port, chains.svl, &port.local_endpoints, large);
+        active.push(chains.svl);
+        endpoint_rules(nat, &s, port, chains.svl, &port.local_endpoints, large, &seps);
     }
     // 11. Endpoint chains.
-    for ep in &port.all_locally_reachable {
-        let chain = endpoint_chain(port, ep);
+    for (ep, &chain) in port.all_locally_reachable.iter().zip(&seps.chains) {
         nat.chains.push(chain);
-        active.insert(chain);
+        active.push(chain);
         let comment = || (!large).then(|| Match::Comment(Comment::Service(s.clone())));
         let mut m: Vec<Match> = comment().into_iter().collect();
         m.push(Match::Source {
@@ -741,6 +816,39 @@ fn service_port_rules(
     }
 }
 
+/// The endpoint chains of a port's locally reachable endpoints (every endpoint a policy chain
+/// jumps to is one of them), hashed once.
+struct EndpointChains {
+    addrs: Vec<SocketAddr>,
+    chains: Vec<Chain>,
+    index: Option<FxHashMap<SocketAddr, Chain>>,
+}
+
+impl EndpointChains {
+    fn of(port: &ServicePortInfo) -> Self {
+        let addrs: Vec<SocketAddr> = port.all_locally_reachable.iter().map(Endpoint::addr).collect();
+        let chains: Vec<Chain> = port
+            .all_locally_reachable
+            .iter()
+            .map(|ep| endpoint_chain(port, ep))
+            .collect();
+        // Large lists are looked up by address; short ones by a scan.
+        let index = (addrs.len() > 16).then(|| addrs.iter().copied().zip(chains.iter().copied()).collect());
+        EndpointChains { addrs, chains, index }
+    }
+
+    fn get(&self, addr: SocketAddr) -> Option<Chain> {
+        match &self.index {
+            Some(m) => m.get(&addr).copied(),
+            None => self
+                .addrs
+                .iter()
+                .position(|a| *a == addr)
+                .and_then(|i| self.chains.get(i).copied()),
+        }
+    }
+}
+
 /// `writeServiceToEndpointRules`: affinity checks, then the probability cascade.
 fn endpoint_rules(
     nat: &mut Table,
@@ -749,9 +857,13 @@ fn endpoint_rules(
     chain: Chain,
     endpoints: &[Endpoint],
     large: bool,
+    seps: &EndpointChains,
 ) {
     let comment = |ep: SocketAddr| (!large).then(|| Match::Comment(Comment::Endpoint(s.clone(), ep)));
-    let sep: Vec<Chain> = endpoints.iter().map(|ep| endpoint_chain(port, ep)).collect();
+    let sep: Vec<Chain> = endpoints
+        .iter()
+        .map(|ep| seps.get(ep.addr()).unwrap_or_else(|| endpoint_chain(port, ep)))
+        .collect();
     if let Some(seconds) = port.session_affinity_timeout {
         for (ep, c) in endpoints.iter().zip(&sep) {
             let mut m: Vec<Match> = comment(ep.addr()).into_iter().collect();

@@ -31,7 +31,7 @@ pub use build::{
     CT_STATE_INVALID_COUNTER, IptablesSettings, LOCALHOST_NODEPORTS_COUNTER, Line, Scope, ServiceChains,
     Table, Transaction, build_transaction, endpoint_chain,
 };
-pub use sync::{IptablesState, KernelTable, changed_services, jump_rules, sync};
+pub use sync::{IptablesState, KernelTable, changed_services, jump_rules, sync, sync_owned};
 pub use types::{
     Addr, Chain, Comment, KUBE_EXTERNAL_SERVICES, KUBE_FIREWALL, KUBE_FORWARD, KUBE_MARK_MASQ,
     KUBE_NODEPORTS, KUBE_POSTROUTING, KUBE_PROXY_FIREWALL, KUBE_SERVICES, Match, Rule, ServiceChainKind,

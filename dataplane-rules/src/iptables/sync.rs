@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use indexmap::IndexMap;
 use serde::Serialize;
 
-use super::build::{IptablesSettings, Line, Scope, Transaction, build_transaction};
+use super::build::{ActiveChains, IptablesSettings, Line, Scope, Transaction, build_with_chains};
 use super::types::*;
 use crate::proxy::{ProxyModel, ServicePortInfo};
 
@@ -98,6 +98,9 @@ pub struct IptablesState {
     /// The synced model's service ports by Service, to tell changed Services.
     #[serde(skip)]
     services: HashMap<(String, String), Vec<ServicePortInfo>>,
+    /// The chains each Service kept active in the last sync.
+    #[serde(skip)]
+    active: ActiveChains,
     /// The synced model's slice digests by Service.
     #[serde(skip)]
     slices: HashMap<(String, String), u64>,
@@ -286,27 +289,36 @@ pub fn changed_services(
 /// changed Services. Returns the restore payload and the tables after it.
 ///
 /// The result is a pure function of (prior state, model, settings): applying the transaction
-/// to the prior tables gives the returned tables.
+/// to the prior tables gives the returned tables. [`sync_owned`] does the same without copying
+/// the prior tables.
 pub fn sync(
     prior: Option<&IptablesState>,
     model: &ProxyModel,
     settings: &IptablesSettings,
 ) -> (Transaction, IptablesState) {
+    sync_owned(prior.cloned(), model, settings)
+}
+
+/// [`sync`], taking the prior state by value (the tables are updated in place).
+pub fn sync_owned(
+    prior: Option<IptablesState>,
+    model: &ProxyModel,
+    settings: &IptablesSettings,
+) -> (Transaction, IptablesState) {
     let services = by_service(model);
-    let full = prior.is_none_or(|p| p.zone != model.node.zone);
+    let full = prior.as_ref().is_none_or(|p| p.zone != model.node.zone);
+    let first = prior.is_none();
     // In large-cluster mode kube-proxy deletes stale chains at most once per sync period
     // (`lastIPTablesCleanup`). Syncs here carry no clock: as in kube-proxy's test proxier (sync
     // period 0, which kube-oracle runs), the period has always passed, so every sync cleans up.
-    let mut state = match prior {
-        Some(p) => p.clone(),
-        None => IptablesState {
-            filter: KernelTable::new("filter"),
-            nat: KernelTable::new("nat"),
-            services: HashMap::new(),
-            slices: HashMap::new(),
-            zone: String::new(),
-        },
-    };
+    let mut state = prior.unwrap_or_else(|| IptablesState {
+        filter: KernelTable::new("filter"),
+        nat: KernelTable::new("nat"),
+        services: HashMap::new(),
+        active: HashMap::new(),
+        slices: HashMap::new(),
+        zone: String::new(),
+    });
     if full {
         for (table, rule) in jump_rules() {
             let t = if table == "nat" {
@@ -320,30 +332,30 @@ pub fn sync(
             t.ensure_rule_first(rule);
         }
     }
-    let existing = Some(state.nat_chains());
-    let tx = if full {
-        build_transaction(model, settings, Scope::Full, existing.as_ref())
+    // The nat table's chains before the sync, read in place (no set of them is built).
+    let existing = Some(state.nat.chains.keys().copied());
+    let (tx, active) = if full {
+        build_with_chains(model, settings, Scope::Full, existing, None)
     } else {
-        let empty = HashMap::new();
-        let mut changed = changed_services(prior.map_or(&empty, |p| &p.services), &services);
+        let mut changed = changed_services(&state.services, &services);
         // Any change to a Service's slices counts, even one that changes no service port.
-        let no_slices = HashMap::new();
-        let before = prior.map_or(&no_slices, |p| &p.slices);
         for (k, d) in &model.slice_digests {
-            if before.get(k) != Some(d) {
+            if state.slices.get(k) != Some(d) {
                 changed.insert(k.clone());
             }
         }
-        for k in before.keys() {
+        for k in state.slices.keys() {
             if !model.slice_digests.contains_key(k) {
                 changed.insert(k.clone());
             }
         }
-        build_transaction(model, settings, Scope::Partial(&changed), existing.as_ref())
+        let known = (!first).then_some(&state.active);
+        build_with_chains(model, settings, Scope::Partial(&changed), existing, known)
     };
     state.filter.apply(&tx.filter);
     state.nat.apply(&tx.nat);
     state.services = services;
+    state.active = active;
     state.slices = model.slice_digests.clone();
     state.zone = model.node.zone.clone();
     (tx, state)

@@ -73,8 +73,11 @@ impl Chain {
             Chain::Fixed(s) => out.push_str(s),
             Chain::Service(kind, hash) => {
                 out.push_str(kind.prefix());
-                // The hash is base32 text (ASCII).
-                out.extend(hash.iter().map(|&b| char::from(b)));
+                // The hash is base32 text (ASCII), so this never falls back.
+                match std::str::from_utf8(hash) {
+                    Ok(h) => out.push_str(h),
+                    Err(_) => out.extend(hash.iter().map(|&b| char::from(b))),
+                }
             }
         }
     }
@@ -468,7 +471,10 @@ pub(crate) fn push_u32(out: &mut String, mut n: u32) {
             break;
         }
     }
-    out.extend(buf.iter().skip(i).map(|&b| char::from(b)));
+    // Digits are ASCII, so the text is always valid.
+    if let Some(Ok(digits)) = buf.get(i..).map(std::str::from_utf8) {
+        out.push_str(digits);
+    }
 }
 
 /// Writes an IP as Go's `net.IP.String` does (dotted IPv4, RFC 5952 IPv6).
@@ -504,7 +510,21 @@ pub(crate) fn write_socket(out: &mut String, ep: SocketAddr) {
 
 /// Writes 1/n as Go's `fmt.Sprintf("%0.10f", 1.0/float64(n))`.
 pub(crate) fn write_probability(out: &mut String, n: u32) {
+    // The common small n (Services with up to 64 endpoints) are formatted once per process.
+    static SMALL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    const CACHED: u32 = 64;
+    if n <= CACHED {
+        let table = SMALL.get_or_init(|| (0..=CACHED).map(format_probability).collect());
+        if let Some(t) = table.get(n as usize) {
+            out.push_str(t);
+            return;
+        }
+    }
     let _ = write!(out, "{:.10}", 1.0 / f64::from(n.max(1)));
+}
+
+fn format_probability(n: u32) -> String {
+    format!("{:.10}", 1.0 / f64::from(n.max(1)))
 }
 
 #[cfg(test)]
@@ -522,6 +542,12 @@ mod tests {
         assert_eq!(p(3), "0.3333333333");
         assert_eq!(p(100001), "0.0000099999");
         assert_eq!(p(1), "1.0000000000");
+        assert_eq!(p(0), "1.0000000000");
+        for n in 0..200 {
+            assert_eq!(p(n), format_probability(n));
+        }
+        assert_eq!(p(64), "0.0156250000");
+        assert_eq!(p(65), "0.0153846154");
     }
 
     #[test]
