@@ -206,3 +206,22 @@ pub enum TraceError {
 
 /// How deep jumps may nest.
 pub const MAX_DEPTH: usize = 32;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packets_parse_v4_v6_and_default_protocol() {
+        let p = Packet::parse("2001:db8::1", "[fd00::10]:443/UDP").unwrap();
+        assert_eq!(p.destination, "fd00::10".parse::<IpAddr>().unwrap());
+        assert_eq!((p.port, p.protocol), (443, Protocol::Udp));
+        assert_eq!(
+            Packet::parse("10.0.0.1", "10.0.0.2:80").unwrap().protocol,
+            Protocol::Tcp
+        );
+        assert!(Packet::parse("10.0.0.1", "10.0.0.2:80/icmp").is_err());
+        assert!(Packet::parse("nope", "10.0.0.2:80").is_err());
+        assert!(Packet::parse("10.0.0.1", "10.0.0.2").is_err());
+    }
+}

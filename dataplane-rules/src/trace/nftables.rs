@@ -515,3 +515,96 @@ pub fn trace(table: &TableState, host: &HostAddresses, packet: &Packet) -> Resul
         notes: Vec::new(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nftables::{BaseChain, Chain, Object, State, Transaction};
+
+    fn table(rules: &[(&str, &str)]) -> State {
+        let mut t = Transaction::new(crate::nftables::Family::Ip, TABLE_NAME);
+        t.add_table(None);
+        t.add(Object::Chain(Chain {
+            name: "nat-prerouting".into(),
+            base: Some(BaseChain {
+                chain_type: ChainType::Nat,
+                hook: Hook::Prerouting,
+                priority: -100,
+            }),
+            comment: None,
+        }));
+        for c in ["a", "b", "c"] {
+            t.add_chain(c);
+        }
+        for (c, r) in rules {
+            t.add_rule(c, (*r).to_owned(), None);
+        }
+        let mut st = State::new();
+        st.apply(&t).unwrap();
+        st
+    }
+
+    const TABLE_NAME: &str = crate::nftables::TABLE;
+
+    fn run(rules: &[(&str, &str)]) -> Result<Trace, TraceError> {
+        let st = table(rules);
+        let t = st.table(crate::nftables::Family::Ip, TABLE_NAME).unwrap();
+        let host = HostAddresses::default();
+        let p = Packet::parse("10.0.0.2", "172.30.0.1:80/tcp").unwrap();
+        trace(t, &host, &p)
+    }
+
+    #[test]
+    fn goto_returns_to_the_callers_caller() {
+        let t = run(&[
+            ("nat-prerouting", "jump a"),
+            ("nat-prerouting", "meta l4proto tcp dnat to 10.1.0.1:80"),
+            ("a", "goto b"),
+            ("a", "meta l4proto tcp dnat to 10.1.0.9:80"),
+            ("b", "ip daddr 172.30.0.1 mark set mark or 0x4000"),
+        ])
+        .unwrap();
+        assert_eq!(t.outcome, Outcome::Dnat);
+        assert_eq!(t.endpoint_strings(), ["10.1.0.1:80"]);
+        assert!(t.masquerade);
+    }
+
+    #[test]
+    fn numgen_visits_every_element() {
+        let t = run(&[
+            ("nat-prerouting", "numgen random mod 2 vmap { 0 : goto a , 1 : goto b }"),
+            ("a", "meta l4proto tcp dnat to 10.1.0.1:80"),
+            ("b", "meta l4proto tcp dnat ip addr . port to numgen random mod 2 map { 0 : 10.1.0.2 . 80 , 1 : 10.1.0.3 . 80 }"),
+        ])
+        .unwrap();
+        assert_eq!(
+            t.endpoint_strings(),
+            ["10.1.0.1:80", "10.1.0.2:80", "10.1.0.3:80"]
+        );
+    }
+
+    #[test]
+    fn unknown_syntax_is_reported_not_guessed() {
+        let e = run(&[("nat-prerouting", "meta skuid 0 drop")]).unwrap_err();
+        assert!(
+            matches!(e, TraceError::Unsupported { ref what, .. } if what == "meta"),
+            "{e}"
+        );
+        let e = run(&[("nat-prerouting", "limit rate 1/second accept")]).unwrap_err();
+        assert!(matches!(e, TraceError::Unsupported { .. }), "{e}");
+    }
+
+    #[test]
+    fn negated_sets_and_protocols() {
+        let t = run(&[
+            ("nat-prerouting", "ip saddr != { 10.0.0.0/8 } drop"),
+            ("nat-prerouting", "meta l4proto udp dnat to 10.1.0.9:80"),
+            (
+                "nat-prerouting",
+                "ip saddr 10.0.0.0/8 meta l4proto tcp dnat to 10.1.0.1:80",
+            ),
+        ])
+        .unwrap();
+        assert_eq!(t.endpoint_strings(), ["10.1.0.1:80"]);
+    }
+}
