@@ -122,7 +122,7 @@ fn ipv6_nodes_get_the_ipv6_proxier() {
 }
 
 #[test]
-fn bad_settings_and_missing_backends_exit_2() {
+fn bad_settings_exit_2() {
     let shop = example("shop.yaml");
     for bad in [
         vec!["--nodeport-addresses", "bogus", shop.as_str()],
@@ -138,19 +138,5 @@ fn bad_settings_and_missing_backends_exit_2() {
             "the message names the setting: {}",
             r.stderr
         );
-    }
-    for backend in ["nftables"] {
-        let r = common::svcnet(&[
-            "rules",
-            "--backend",
-            backend,
-            "--node",
-            "n",
-            "--node-ip",
-            "192.168.0.2",
-            &shop,
-        ]);
-        assert_eq!(r.code, 2);
-        assert!(r.stderr.contains("not yet supported"), "{}", r.stderr);
     }
 }
