@@ -47,8 +47,28 @@ enum Command {
     Env(cmd::env::Args),
 }
 
+/// `--masquerade-all true|false` becomes `--masquerade-all=true|false`: the flag takes an
+/// optional value only with `=`, so `--masquerade-all INPUT` keeps INPUT positional while the
+/// spelled-out form of the trace cases still works.
+fn joined_bool_flags(args: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut it = args.peekable();
+    while let Some(a) = it.next() {
+        if a == "--masquerade-all"
+            && let Some(v) = it.peek()
+            && (v == "true" || v == "false")
+        {
+            out.push(format!("{a}={v}"));
+            it.next();
+            continue;
+        }
+        out.push(a);
+    }
+    out
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(joined_bool_flags(std::env::args())) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };

@@ -97,8 +97,10 @@ pub struct Args {
     #[arg(long, value_name = "NAME", default_value = "rr")]
     pub ipvs_scheduler: String,
     /// Masquerade all traffic to Services (`--masquerade-all` alone means true).
-    #[arg(long, value_name = "BOOL", num_args = 0..=1, default_missing_value = "true",
-          action = clap::ArgAction::Set, default_value_t = false)]
+    /// `--masquerade-all true|false` is read as `--masquerade-all=true|false` (see
+    /// `main::joined_bool_flags`), so the flag alone never swallows INPUT.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
     pub masquerade_all: bool,
     /// IPVS: name the IPv6 proxier's ipsets `KUBE-...` as kube-proxy's test fake (and so
     /// kube-oracle) does, instead of kube-proxy's own `KUBE-6-...`.
