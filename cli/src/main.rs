@@ -37,14 +37,38 @@ enum Command {
     Endpoints(cmd::endpoints::Args),
     /// The iptables, nftables or IPVS rules kube-proxy would program on one node.
     Rules(cmd::rules::Args),
+    /// Follow one packet through the rules kube-proxy would program on one node.
+    Trace(cmd::trace::Args),
+    /// Why a Service does (not) work, in the order an expert checks.
+    Explain(cmd::explain::Args),
     /// The DNS records a cluster DNS server serves.
     Dns(cmd::dns::Args),
     /// The service environment variables the kubelet injects into a container.
     Env(cmd::env::Args),
 }
 
+/// `--masquerade-all true|false` becomes `--masquerade-all=true|false`: the flag takes an
+/// optional value only with `=`, so `--masquerade-all INPUT` keeps INPUT positional while the
+/// spelled-out form of the trace cases still works.
+fn joined_bool_flags(args: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut it = args.peekable();
+    while let Some(a) = it.next() {
+        if a == "--masquerade-all"
+            && let Some(v) = it.peek()
+            && (v == "true" || v == "false")
+        {
+            out.push(format!("{a}={v}"));
+            it.next();
+            continue;
+        }
+        out.push(a);
+    }
+    out
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(joined_bool_flags(std::env::args())) {
         Ok(cli) => cli,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
@@ -60,6 +84,8 @@ fn main() -> ExitCode {
         Command::Hints(a) => cmd::hints::run(a),
         Command::Endpoints(a) => cmd::endpoints::run(a),
         Command::Rules(a) => cmd::rules::run(a),
+        Command::Trace(a) => cmd::trace::run(a),
+        Command::Explain(a) => cmd::explain::run(a),
         Command::Dns(a) => cmd::dns::run(a),
         Command::Env(a) => cmd::env::run(a),
     };

@@ -17,6 +17,11 @@
 //!   addresses bound to `kube-ipvs0` and the companion iptables rules, as data and as
 //!   `ipvsadm --restore`, `ipset restore` and iptables text.
 //!
+//! - [`trace`]: packet tracers over those rule sets (iptables tables, the nftables table, IPVS
+//!   virtual servers) and a reference model of Service semantics they are checked against.
+//! - [`explain`]: why a Service does (not) work, in the order an expert checks.
+//! - [`conntrack`]: the conntrack entries to flush between two successive proxy models.
+//!
 //! Pure: no I/O, no clock, no randomness.
 //!
 //! ## Where kube-proxy's order or clock shows
@@ -27,12 +32,15 @@
 //! read as given: an absent Service `type` is not defaulted to `ClusterIP` (kube-proxy reads
 //! what the API server stored, where it always is).
 
+pub mod conntrack;
 mod error;
+pub mod explain;
 pub mod hash;
 pub mod iptables;
 pub mod ipvs;
 pub mod nftables;
 pub mod proxy;
+pub mod trace;
 
 pub use error::RulesError;
 pub use proxy::{

@@ -4,9 +4,9 @@
 //! `rules`), the node settings as a [`ProxyConfig`], the input and its `--prior` history, and
 //! the dispatch to the backend's module.
 
-mod iptables;
-mod ipvs;
-mod nftables;
+pub(crate) mod iptables;
+pub(crate) mod ipvs;
+pub(crate) mod nftables;
 
 use std::net::IpAddr;
 use std::process::ExitCode;
@@ -96,8 +96,11 @@ pub struct Args {
     /// IPVS scheduler.
     #[arg(long, value_name = "NAME", default_value = "rr")]
     pub ipvs_scheduler: String,
-    /// Masquerade all traffic to Services.
-    #[arg(long)]
+    /// Masquerade all traffic to Services (`--masquerade-all` alone means true).
+    /// `--masquerade-all true|false` is read as `--masquerade-all=true|false` (see
+    /// `main::joined_bool_flags`), so the flag alone never swallows INPUT.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", action = clap::ArgAction::Set, default_value_t = false)]
     pub masquerade_all: bool,
     /// IPVS: name the IPv6 proxier's ipsets `KUBE-...` as kube-proxy's test fake (and so
     /// kube-oracle) does, instead of kube-proxy's own `KUBE-6-...`.
@@ -158,7 +161,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 }
 
 /// Reads INPUT and the priors, in the order given on the command line.
-fn history(args: &Args) -> Result<History, CliError> {
+pub(crate) fn history(args: &Args) -> Result<History, CliError> {
     let mut steps = Vec::new();
     for (path, aged) in prior_order(args) {
         steps.push(Step {

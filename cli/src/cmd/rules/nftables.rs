@@ -116,8 +116,13 @@ fn localhost_nodeports_gate(args: &Args) -> bool {
     given && args.localhost_nodeports
 }
 
-/// Runs the nftables backend over the history and prints the last sync.
-pub fn run(args: &Args, config: &ProxyConfig, history: &History) -> Result<ExitCode, CliError> {
+/// The nftables proxier after replaying the history, with the last sync's output (`None`
+/// when a sync failed: the error is printed).
+pub fn replay(
+    args: &Args,
+    config: &ProxyConfig,
+    history: &History,
+) -> Result<Option<(NftProxier, Option<SyncOutput>)>, CliError> {
     let steps = &history.steps;
     let gate = localhost_nodeports_gate(args);
     let base = NftConfig::from_proxy(config, gate).map_err(|e| CliError::Usage(e.to_string()))?;
@@ -173,7 +178,7 @@ pub fn run(args: &Args, config: &ProxyConfig, history: &History) -> Result<ExitC
             Ok(o) => o,
             Err(e) => {
                 eprintln!("svcnet: rules: the nftables sync failed: {e}");
-                return Ok(ExitCode::from(1));
+                return Ok(None);
             }
         };
         if step.aged {
@@ -182,6 +187,14 @@ pub fn run(args: &Args, config: &ProxyConfig, history: &History) -> Result<ExitC
         prev = cur;
         last = Some(out);
     }
+    Ok(Some((proxier, last)))
+}
+
+/// Runs the nftables backend over the history and prints the last sync.
+pub fn run(args: &Args, config: &ProxyConfig, history: &History) -> Result<ExitCode, CliError> {
+    let Some((proxier, last)) = replay(args, config, history)? else {
+        return Ok(ExitCode::from(1));
+    };
     let Some(out) = last else {
         return Ok(ExitCode::SUCCESS);
     };

@@ -1,0 +1,212 @@
+//! `svcnet explain`: the finding codes for the classic "my Service does not work" cases.
+
+mod common;
+
+use serde_json::{Value, json};
+
+fn service(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Service",
+           "metadata": {"name": name, "namespace": "shop"}, "spec": spec})
+}
+
+fn pod(name: &str, labels: Value, ready: bool, ports: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": "shop", "labels": labels},
+           "spec": {"nodeName": "node-a", "containers": [{"name": "c", "ports": ports}]},
+           "status": {"phase": "Running", "podIP": "10.0.0.5",
+                      "conditions": [{"type": "Ready", "status": if ready { "True" } else { "False" }}]}})
+}
+
+fn slice(service: &str, ready: bool) -> Value {
+    json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+           "metadata": {"name": format!("{service}-x"), "namespace": "shop",
+                        "labels": {"kubernetes.io/service-name": service}},
+           "addressType": "IPv4",
+           "endpoints": [{"addresses": ["10.0.0.5"], "conditions": {"ready": ready}, "nodeName": "node-a"}],
+           "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]})
+}
+
+fn web(target: Value) -> Value {
+    service(
+        "web",
+        json!({"type": "ClusterIP", "clusterIP": "10.96.0.10", "selector": {"app": "web"},
+               "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": target}]}),
+    )
+}
+
+fn explain(items: Vec<Value>, svc: &str, extra: &[&str]) -> Vec<String> {
+    let dir = common::scratch_dir("explain");
+    let input = common::write_json(
+        &dir,
+        "in.json",
+        &json!({"apiVersion": "v1", "kind": "List", "items": items}),
+    );
+    let mut args = vec!["explain", svc, "--output", "json"];
+    args.extend_from_slice(extra);
+    args.push(&input);
+    let run = common::svcnet(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = common::first_json(&run.stdout).expect("json");
+    assert_eq!(v["service"], svc);
+    v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| f["code"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn healthy() {
+    let codes = explain(
+        vec![
+            web(json!(8080)),
+            pod("web-1", json!({"app": "web"}), true, json!([])),
+            slice("web", true),
+        ],
+        "shop/web",
+        &[],
+    );
+    assert_eq!(codes, ["Healthy"]);
+}
+
+#[test]
+fn service_not_found() {
+    assert_eq!(explain(vec![], "shop/web", &[]), ["ServiceNotFound"]);
+}
+
+#[test]
+fn selector_mismatch() {
+    let codes = explain(
+        vec![
+            web(json!(8080)),
+            pod("web-1", json!({"app": "webb"}), true, json!([])),
+        ],
+        "shop/web",
+        &[],
+    );
+    assert_eq!(codes[0], "SelectorMatchesNoPods");
+}
+
+#[test]
+fn no_ready_pods() {
+    let codes = explain(
+        vec![
+            web(json!(8080)),
+            pod("web-1", json!({"app": "web"}), false, json!([])),
+            slice("web", false),
+        ],
+        "shop/web",
+        &[],
+    );
+    assert_eq!(codes, ["NoReadyPods"]);
+}
+
+#[test]
+fn named_port_mismatch() {
+    let codes = explain(
+        vec![
+            web(json!("http")),
+            pod(
+                "web-1",
+                json!({"app": "web"}),
+                true,
+                json!([{"name": "web", "containerPort": 8080}]),
+            ),
+            slice("web", true),
+        ],
+        "shop/web",
+        &[],
+    );
+    assert_eq!(codes, ["NamedPortNotDeclared"]);
+    let ok = explain(
+        vec![
+            web(json!("http")),
+            pod(
+                "web-1",
+                json!({"app": "web"}),
+                true,
+                json!([{"name": "http", "containerPort": 8080}]),
+            ),
+            slice("web", true),
+        ],
+        "shop/web",
+        &[],
+    );
+    assert_eq!(ok, ["Healthy"]);
+}
+
+#[test]
+fn selector_less() {
+    let svc = service(
+        "legacy",
+        json!({"type": "ClusterIP", "clusterIP": "10.96.0.11", "ports": [{"port": 80, "protocol": "TCP"}]}),
+    );
+    assert_eq!(
+        explain(vec![svc.clone()], "shop/legacy", &[]),
+        ["NoSelector", "NoEndpointSlices"]
+    );
+    assert_eq!(
+        explain(vec![svc, slice("legacy", true)], "shop/legacy", &[]),
+        ["NoSelector", "Healthy"]
+    );
+}
+
+#[test]
+fn external_name() {
+    let svc = service(
+        "ext",
+        json!({"type": "ExternalName", "externalName": "db.example.com"}),
+    );
+    assert_eq!(explain(vec![svc], "shop/ext", &[]), ["ExternalName"]);
+}
+
+#[test]
+fn headless() {
+    let svc = service(
+        "db",
+        json!({"type": "ClusterIP", "clusterIP": "None", "selector": {"app": "web"},
+               "ports": [{"port": 5432, "protocol": "TCP"}]}),
+    );
+    let codes = explain(
+        vec![
+            svc,
+            pod("web-1", json!({"app": "web"}), true, json!([])),
+            slice("db", true),
+        ],
+        "shop/db",
+        &[],
+    );
+    assert_eq!(codes, ["Headless", "Healthy"]);
+}
+
+#[test]
+fn local_policy_without_local_endpoints() {
+    let svc = service(
+        "web",
+        json!({"type": "ClusterIP", "clusterIP": "10.96.0.10", "selector": {"app": "web"},
+               "internalTrafficPolicy": "Local",
+               "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080}]}),
+    );
+    let items = vec![
+        svc,
+        pod("web-1", json!({"app": "web"}), true, json!([])),
+        slice("web", true),
+    ];
+    assert_eq!(
+        explain(items.clone(), "shop/web", &["--node", "node-b"]),
+        ["NoLocalEndpoints"]
+    );
+    assert_eq!(explain(items, "shop/web", &["--node", "node-a"]), ["Healthy"]);
+}
+
+#[test]
+fn text_output_reads_as_an_answer() {
+    let run = common::svcnet(&[
+        "explain",
+        "payments/gateway-ext",
+        "../examples/clusters/shop.yaml",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("ExternalName"), "{}", run.stdout);
+}
