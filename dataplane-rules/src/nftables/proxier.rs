@@ -1122,7 +1122,11 @@ impl NftProxier {
             if i > 0 {
                 r.push_str(" , ");
             }
-            let _ = write!(r, "{i} : {} . {}", ep.ip, ep.port);
+            push_u64(&mut r, i as u64);
+            r.push_str(" : ");
+            push_ip(&mut r, ep.ip);
+            r.push_str(" . ");
+            push_u64(&mut r, u64::from(ep.port));
         }
         r.push_str(" }");
         tx.add_rule(chain, r, None);
@@ -1161,6 +1165,66 @@ impl NftProxier {
     }
 }
 
+/// Appends `n` in decimal (what `{n}` prints, without the formatter).
+fn push_u64(out: &mut String, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &buf[i..] {
+        out.push(char::from(d));
+    }
+}
+
+/// Appends an address as `Display` prints it (IPv4 without the formatter).
+fn push_ip(out: &mut String, ip: IpAddr) {
+    match ip {
+        IpAddr::V4(v4) => {
+            for (k, b) in v4.octets().iter().enumerate() {
+                if k > 0 {
+                    out.push('.');
+                }
+                push_u64(out, u64::from(*b));
+            }
+        }
+        IpAddr::V6(v6) => {
+            let _ = write!(out, "{v6}");
+        }
+    }
+}
+
 fn service_key(p: &NftServicePort) -> String {
     format!("{}/{}", p.namespace, p.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pushes_numbers_and_addresses_as_display_does() {
+        for ip in [
+            "0.0.0.0",
+            "10.128.0.1",
+            "255.255.255.255",
+            "fd00::1",
+            "::ffff:1.2.3.4",
+        ] {
+            let ip: IpAddr = ip.parse().unwrap();
+            let mut s = String::new();
+            push_ip(&mut s, ip);
+            assert_eq!(s, ip.to_string());
+        }
+        for n in [0u64, 7, 10, 80, 65535, u64::MAX] {
+            let mut s = String::new();
+            push_u64(&mut s, n);
+            assert_eq!(s, n.to_string());
+        }
+    }
 }
