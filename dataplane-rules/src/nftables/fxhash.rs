@@ -73,12 +73,10 @@ pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::hash::{BuildHasher, Hash};
+    use std::hash::BuildHasher;
 
     fn h(s: &str) -> u64 {
-        let mut x = FxBuild::default().build_hasher();
-        s.hash(&mut x);
-        x.finish()
+        FxBuild::default().hash_one(s)
     }
 
     #[test]
