@@ -49,7 +49,9 @@ impl Limits {
                     max: self.max_name,
                 });
             }
-            if let Some(c) = n.chars().find(|c| !name_char_ok(*c)) {
+            if !n.bytes().all(|b| name_char_ok(char::from(b)))
+                && let Some(c) = n.chars().find(|c| !name_char_ok(*c))
+            {
                 return Err(NftError::Limit {
                     service: service.into(),
                     what: format!("object name with the character {c:?}"),

@@ -20,6 +20,7 @@
 //! (`transaction.go`, `objects.go`, `fake.go`).
 
 mod error;
+mod fxhash;
 mod input;
 mod limits;
 mod names;

@@ -8,6 +8,7 @@
 //! sync after they aged past the grace period ([`NftProxier::age_stale_chains`]).
 
 use super::error::NftError;
+use super::fxhash::FxBuild;
 use super::input::{NftConfig, NftEndpoint, NftServicePort, Protocol};
 use super::limits::Limits;
 use super::names::{hash_and_truncate, truncate_comment};
@@ -141,8 +142,8 @@ pub struct NftProxier {
     config: NftConfig,
     limits: Limits,
     state: State,
-    stores: Vec<IndexMap<String, Entry>>,
-    services: HashMap<String, ServiceRecord>,
+    stores: Vec<IndexMap<String, Entry, FxBuild>>,
+    services: HashMap<String, ServiceRecord, FxBuild>,
     stale_chains: BTreeMap<String, bool>,
     flushed: bool,
     need_full_sync: bool,
@@ -161,8 +162,8 @@ impl NftProxier {
             config,
             limits: Limits::default(),
             state,
-            stores: vec![IndexMap::new(); CONTAINERS.len()],
-            services: HashMap::new(),
+            stores: vec![IndexMap::default(); CONTAINERS.len()],
+            services: HashMap::default(),
             stale_chains: BTreeMap::new(),
             flushed: false,
             need_full_sync: true,
@@ -255,6 +256,9 @@ impl NftProxier {
     fn full_inner(&mut self, ports: &[NftServicePort]) -> Result<SyncOutput, NftError> {
         let stale_deletion = self.delete_aged_chains();
         let mut tx = Transaction::new(self.config.family, TABLE);
+        // about six operations per service port (two elements, a chain added and flushed,
+        // its rules), and the setup's
+        tx.operations.reserve(ports.len() * 6 + 128);
         self.setup(&mut tx)?;
         // readOrReset: the element store re-reads what the kernel holds
         for (i, (kind, name)) in CONTAINERS.iter().enumerate() {
@@ -294,7 +298,8 @@ impl NftProxier {
             })
             .unwrap_or_default();
         self.services.clear();
-        let mut grouped: IndexMap<String, Vec<&NftServicePort>> = IndexMap::new();
+        let mut grouped: IndexMap<String, Vec<&NftServicePort>, FxBuild> =
+            IndexMap::with_capacity_and_hasher(ports.len(), FxBuild::default());
         for p in ports {
             grouped.entry(service_key(p)).or_default().push(p);
         }
@@ -305,7 +310,7 @@ impl NftProxier {
             }
             self.services.insert(svc.clone(), rec);
         }
-        let active: HashSet<&str> = self
+        let active: HashSet<&str, FxBuild> = self
             .services
             .values()
             .flat_map(|r| r.chains.iter().map(String::as_str))
@@ -319,7 +324,7 @@ impl NftProxier {
                 newly_stale.push(c.clone());
             }
         }
-        let active_sets: HashSet<&str> = self
+        let active_sets: HashSet<&str, FxBuild> = self
             .services
             .values()
             .flat_map(|r| r.affinity_sets.iter().map(String::as_str))
@@ -375,8 +380,8 @@ impl NftProxier {
         let mut old_keys: Vec<(u8, String)> = Vec::new();
         let mut candidates: BTreeSet<String> = self.stale_chains.keys().cloned().collect();
         let mut old_sets: Vec<String> = Vec::new();
-        let mut new_chains: HashSet<String> = HashSet::new();
-        let mut new_sets: HashSet<String> = HashSet::new();
+        let mut new_chains: HashSet<String, FxBuild> = HashSet::default();
+        let mut new_sets: HashSet<String, FxBuild> = HashSet::default();
         for u in updates {
             if let Some(old) = self.services.remove(u.service) {
                 for (c, k) in &old.keys {
@@ -754,20 +759,20 @@ impl NftProxier {
     ) {
         let (kind, name) = CONTAINERS[c];
         let held = rec.keys.iter().any(|(rc, k)| *rc as usize == c && *k == key);
-        let v = value.clone().unwrap_or_default();
         let store = &mut self.stores[c];
         match store.get_mut(&key) {
             Some(e) => {
-                if e.value != v {
+                if e.value != value.as_deref().unwrap_or("") {
+                    e.value = value.clone().unwrap_or_default();
                     tx.delete_element(kind, name, key.clone());
                     tx.add_element(kind, name, key.clone(), value, comment.map(str::to_owned));
-                    e.value = v;
                 }
                 if !held {
                     e.refs += 1;
                 }
             }
             None => {
+                let v = value.clone().unwrap_or_default();
                 tx.add_element(kind, name, key.clone(), value, comment.map(str::to_owned));
                 store.insert(key.clone(), Entry { value: v, refs: 1 });
             }
@@ -796,7 +801,7 @@ impl NftProxier {
         let ipx = self.ipx();
         let proto = sp.protocol.lower();
         let name_string = sp.name_string();
-        let comment = truncate_comment(&name_string).to_owned();
+        let comment = truncate_comment(&name_string);
         let base = hash_and_truncate(&format!(
             "{}/{}/{}/{}",
             sp.namespace, sp.name, proto, sp.port_name
@@ -818,7 +823,7 @@ impl NftProxier {
                 sp.namespace, sp.name, proto, sp.port_name, ip, ep.port
             ))
         };
-        let mut ep_names: HashMap<(IpAddr, u16), String> = HashMap::new();
+        let mut ep_names: HashMap<(IpAddr, u16), String, FxBuild> = HashMap::default();
         if affinity.is_some() {
             for ep in &sp.all_locally_reachable {
                 let b = ep_base(ep);
@@ -898,7 +903,7 @@ impl NftProxier {
                 NO_ENDPOINT_SERVICES,
                 format!("{cip} . {proto} . {port}"),
                 Some(internal_verdict.into()),
-                Some(&comment),
+                Some(comment),
             );
         }
         for eip in &sp.external_ips {
@@ -919,7 +924,7 @@ impl NftProxier {
                     NO_ENDPOINT_SERVICES,
                     format!("{eip} . {proto} . {port}"),
                     Some(external_verdict.into()),
-                    Some(&comment),
+                    Some(comment),
                 );
             }
         }
@@ -957,7 +962,7 @@ impl NftProxier {
                     NO_ENDPOINT_SERVICES,
                     format!("{lb} . {proto} . {port}"),
                     Some(external_verdict.into()),
-                    Some(&comment),
+                    Some(comment),
                 );
             }
         }
@@ -990,14 +995,14 @@ impl NftProxier {
                     NO_ENDPOINT_NODEPORTS,
                     format!("{proto} . {np}"),
                     Some(external_verdict.into()),
-                    Some(&comment),
+                    Some(comment),
                 );
             }
         }
 
         // rules of the chains of a written service
-        let masq = self.masquerade_rule();
         if uses_external_chain {
+            let masq = self.masquerade_rule();
             if !sp.external_policy_local {
                 tx.add_rule(&external_chain, masq.clone(), Some("masquerade"));
             } else {
@@ -1117,7 +1122,11 @@ impl NftProxier {
             if i > 0 {
                 r.push_str(" , ");
             }
-            let _ = write!(r, "{i} : {} . {}", ep.ip, ep.port);
+            push_u64(&mut r, i as u64);
+            r.push_str(" : ");
+            push_ip(&mut r, ep.ip);
+            r.push_str(" . ");
+            push_u64(&mut r, u64::from(ep.port));
         }
         r.push_str(" }");
         tx.add_rule(chain, r, None);
@@ -1130,7 +1139,7 @@ impl NftProxier {
         svc: &str,
         chain: &str,
         eps: &[NftEndpoint],
-        names: &HashMap<(IpAddr, u16), String>,
+        names: &HashMap<(IpAddr, u16), String, FxBuild>,
     ) -> Result<(), NftError> {
         self.limits.check_anonymous(svc, eps.len())?;
         let ipx = self.ipx();
@@ -1156,6 +1165,66 @@ impl NftProxier {
     }
 }
 
+/// Appends `n` in decimal (what `{n}` prints, without the formatter).
+fn push_u64(out: &mut String, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &buf[i..] {
+        out.push(char::from(d));
+    }
+}
+
+/// Appends an address as `Display` prints it (IPv4 without the formatter).
+fn push_ip(out: &mut String, ip: IpAddr) {
+    match ip {
+        IpAddr::V4(v4) => {
+            for (k, b) in v4.octets().iter().enumerate() {
+                if k > 0 {
+                    out.push('.');
+                }
+                push_u64(out, u64::from(*b));
+            }
+        }
+        IpAddr::V6(v6) => {
+            let _ = write!(out, "{v6}");
+        }
+    }
+}
+
 fn service_key(p: &NftServicePort) -> String {
     format!("{}/{}", p.namespace, p.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pushes_numbers_and_addresses_as_display_does() {
+        for ip in [
+            "0.0.0.0",
+            "10.128.0.1",
+            "255.255.255.255",
+            "fd00::1",
+            "::ffff:1.2.3.4",
+        ] {
+            let ip: IpAddr = ip.parse().unwrap();
+            let mut s = String::new();
+            push_ip(&mut s, ip);
+            assert_eq!(s, ip.to_string());
+        }
+        for n in [0u64, 7, 10, 80, 65535, u64::MAX] {
+            let mut s = String::new();
+            push_u64(&mut s, n);
+            assert_eq!(s, n.to_string());
+        }
+    }
 }

@@ -72,6 +72,10 @@ impl TableState {
 
     /// knftables' `checkRuleRefs`: every `@set`, `vmap @map` and `goto`/`jump` target exists.
     fn check_rule_refs(&self, rule: &str) -> Result<(), NftError> {
+        // most rules (the DNAT ones) reference nothing: skip the word scan
+        if !rule.contains('@') && !rule.contains("goto") && !rule.contains("jump") {
+            return Ok(());
+        }
         let mut prev = "";
         let mut words = rule.split(' ').peekable();
         while let Some(w) = words.next() {
@@ -108,13 +112,13 @@ impl TableState {
 #[derive(Debug)]
 enum Undo {
     Table(Option<Box<TableState>>),
-    Chain(String, Option<ChainState>),
-    Rules(String, Vec<Rule>),
-    PopRule(String, bool),
-    Set(ContainerKind, String, Option<SetState>),
-    Elements(ContainerKind, String, BTreeMap<String, Element>),
-    Element(ContainerKind, String, String, Option<Element>),
-    Counter(String, Option<Counter>),
+    Chain(usize, Option<ChainState>),
+    Rules(usize, Vec<Rule>),
+    PopRule(usize),
+    Set(usize, Option<SetState>),
+    Elements(usize, BTreeMap<String, Element>),
+    Element(usize, Option<Element>),
+    Counter(usize, Option<Counter>),
 }
 
 /// The rule set: tables by family and name. Serialized as a list of tables, each with
@@ -164,11 +168,11 @@ impl State {
             return Ok(());
         }
         let key = (tx.family, tx.table.clone());
-        let mut undo: Vec<Undo> = Vec::new();
+        let mut undo: Vec<Undo> = Vec::with_capacity(tx.operations.len());
         for (i, op) in tx.operations.iter().enumerate() {
-            if let Err(e) = self.apply_op(&key, op.verb, &op.object, &mut undo) {
+            if let Err(e) = self.apply_op(&key, i, op.verb, &op.object, &mut undo) {
                 while let Some(u) = undo.pop() {
-                    self.undo(&key, u);
+                    self.undo(&key, tx, u);
                 }
                 return Err(NftError::Operation {
                     index: i,
@@ -179,7 +183,7 @@ impl State {
         Ok(())
     }
 
-    fn undo(&mut self, key: &(Family, String), u: Undo) {
+    fn undo(&mut self, key: &(Family, String), tx: &Transaction, u: Undo) {
         if let Undo::Table(t) = u {
             match t {
                 Some(t) => {
@@ -192,75 +196,95 @@ impl State {
             return;
         }
         let Some(t) = self.tables.get_mut(key) else { return };
+        let op = |i: usize| &tx.operations[i];
         match u {
             Undo::Table(_) => {}
-            Undo::Chain(name, old) => match old {
-                Some(c) => {
-                    t.chains.insert(name, c);
-                }
-                None => {
-                    t.chains.remove(&name);
-                }
-            },
-            Undo::Rules(name, rules) => {
-                if let Some(c) = t.chains.get_mut(&name) {
-                    c.rules = rules;
+            Undo::Chain(i, old) => {
+                let Object::Chain(c) = &op(i).object else { return };
+                match old {
+                    Some(old) => {
+                        t.chains.insert(c.name.clone(), old);
+                    }
+                    None => {
+                        t.chains.remove(&c.name);
+                    }
                 }
             }
-            Undo::PopRule(name, front) => {
-                if let Some(c) = t.chains.get_mut(&name) {
-                    if front {
+            Undo::Rules(i, rules) => {
+                if let Object::Chain(c) = &op(i).object
+                    && let Some(cs) = t.chains.get_mut(&c.name)
+                {
+                    cs.rules = rules;
+                }
+            }
+            Undo::PopRule(i) => {
+                let o = op(i);
+                if let Object::Rule(r) = &o.object
+                    && let Some(c) = t.chains.get_mut(&r.chain)
+                {
+                    if o.verb == Verb::Insert {
                         c.rules.remove(0);
                     } else {
                         c.rules.pop();
                     }
                 }
             }
-            Undo::Set(kind, name, old) => {
-                let m = match kind {
-                    ContainerKind::Set => &mut t.sets,
-                    ContainerKind::Map => &mut t.maps,
+            Undo::Set(i, old) => {
+                let (m, s) = match &op(i).object {
+                    Object::Set(s) => (&mut t.sets, s),
+                    Object::Map(s) => (&mut t.maps, s),
+                    _ => return,
                 };
                 match old {
-                    Some(s) => {
-                        m.insert(name, s);
+                    Some(old) => {
+                        m.insert(s.name.clone(), old);
                     }
                     None => {
-                        m.remove(&name);
+                        m.remove(&s.name);
                     }
                 }
             }
-            Undo::Elements(kind, name, elements) => {
-                if let Ok(c) = t.container(kind, &name) {
+            Undo::Elements(i, elements) => {
+                let (kind, s) = match &op(i).object {
+                    Object::Set(s) => (ContainerKind::Set, s),
+                    Object::Map(s) => (ContainerKind::Map, s),
+                    _ => return,
+                };
+                if let Ok(c) = t.container(kind, &s.name) {
                     c.elements = elements;
                 }
             }
-            Undo::Element(kind, name, k, old) => {
-                if let Ok(c) = t.container(kind, &name) {
+            Undo::Element(i, old) => {
+                let Object::Element(e) = &op(i).object else { return };
+                if let Ok(c) = t.container(e.kind, &e.container) {
                     match old {
-                        Some(e) => {
-                            c.elements.insert(k, e);
+                        Some(old) => {
+                            c.elements.insert(e.key.clone(), old);
                         }
                         None => {
-                            c.elements.remove(&k);
+                            c.elements.remove(&e.key);
                         }
                     }
                 }
             }
-            Undo::Counter(name, old) => match old {
-                Some(c) => {
-                    t.counters.insert(name, c);
+            Undo::Counter(i, old) => {
+                let Object::Counter(c) = &op(i).object else { return };
+                match old {
+                    Some(old) => {
+                        t.counters.insert(c.name.clone(), old);
+                    }
+                    None => {
+                        t.counters.remove(&c.name);
+                    }
                 }
-                None => {
-                    t.counters.remove(&name);
-                }
-            },
+            }
         }
     }
 
     fn apply_op(
         &mut self,
         key: &(Family, String),
+        i: usize,
         verb: Verb,
         obj: &Object,
         undo: &mut Vec<Undo>,
@@ -313,19 +337,19 @@ impl State {
                                 rules: Vec::new(),
                             },
                         );
-                        undo.push(Undo::Chain(c.name.clone(), None));
+                        undo.push(Undo::Chain(i, None));
                     }
                 }
                 Verb::Flush => match table.chains.get_mut(&c.name) {
                     Some(cs) => {
                         if !cs.rules.is_empty() {
-                            undo.push(Undo::Rules(c.name.clone(), std::mem::take(&mut cs.rules)));
+                            undo.push(Undo::Rules(i, std::mem::take(&mut cs.rules)));
                         }
                     }
                     None => return Err(NftError::not_found("chain", &c.name)),
                 },
                 Verb::Delete | Verb::Destroy => match table.chains.remove(&c.name) {
-                    Some(old) => undo.push(Undo::Chain(c.name.clone(), Some(old))),
+                    Some(old) => undo.push(Undo::Chain(i, Some(old))),
                     None if verb == Verb::Delete => return Err(NftError::not_found("chain", &c.name)),
                     None => {}
                 },
@@ -346,7 +370,7 @@ impl State {
                         } else {
                             rules.insert(0, r.clone());
                         }
-                        undo.push(Undo::PopRule(r.chain.clone(), verb == Verb::Insert));
+                        undo.push(Undo::PopRule(i));
                     }
                     v => return Err(NftError::unsupported(v, "rule")),
                 }
@@ -375,23 +399,19 @@ impl State {
                                     elements: BTreeMap::new(),
                                 },
                             );
-                            undo.push(Undo::Set(kind, s.name.clone(), None));
+                            undo.push(Undo::Set(i, None));
                         }
                     }
                     Verb::Flush => match m.get_mut(&s.name) {
                         Some(ss) => {
                             if !ss.elements.is_empty() {
-                                undo.push(Undo::Elements(
-                                    kind,
-                                    s.name.clone(),
-                                    std::mem::take(&mut ss.elements),
-                                ));
+                                undo.push(Undo::Elements(i, std::mem::take(&mut ss.elements)));
                             }
                         }
                         None => return Err(NftError::not_found(what, &s.name)),
                     },
                     Verb::Delete | Verb::Destroy => match m.remove(&s.name) {
-                        Some(old) => undo.push(Undo::Set(kind, s.name.clone(), Some(old))),
+                        Some(old) => undo.push(Undo::Set(i, Some(old))),
                         None if verb == Verb::Delete => return Err(NftError::not_found(what, &s.name)),
                         None => {}
                     },
@@ -414,15 +434,10 @@ impl State {
                             return Err(NftError::exists("element", &e.key));
                         }
                         let old = c.elements.insert(e.key.clone(), e.clone());
-                        undo.push(Undo::Element(e.kind, e.container.clone(), e.key.clone(), old));
+                        undo.push(Undo::Element(i, old));
                     }
                     Verb::Delete | Verb::Destroy => match c.elements.remove(&e.key) {
-                        Some(old) => undo.push(Undo::Element(
-                            e.kind,
-                            e.container.clone(),
-                            e.key.clone(),
-                            Some(old),
-                        )),
+                        Some(old) => undo.push(Undo::Element(i, Some(old))),
                         None if verb == Verb::Delete => return Err(NftError::not_found("element", &e.key)),
                         None => {}
                     },
@@ -437,7 +452,7 @@ impl State {
                         }
                     } else {
                         table.counters.insert(c.name.clone(), c.clone());
-                        undo.push(Undo::Counter(c.name.clone(), None));
+                        undo.push(Undo::Counter(i, None));
                     }
                 }
                 Verb::Reset => {
@@ -446,7 +461,7 @@ impl State {
                     }
                 }
                 Verb::Delete | Verb::Destroy => match table.counters.remove(&c.name) {
-                    Some(old) => undo.push(Undo::Counter(c.name.clone(), Some(old))),
+                    Some(old) => undo.push(Undo::Counter(i, Some(old))),
                     None if verb == Verb::Delete => return Err(NftError::not_found("counter", &c.name)),
                     None => {}
                 },
