@@ -72,9 +72,10 @@ pub struct Args {
     /// Derive the mark from this bit, as kube-proxy formats it (default 14: 0x00004000).
     #[arg(long, value_name = "N")]
     pub masquerade_bit: Option<u32>,
-    /// iptables: accept NodePorts on 127.0.0.0/8.
-    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, default_value_t = true)]
-    pub localhost_nodeports: bool,
+    /// iptables: accept NodePorts on 127.0.0.0/8 (default true). nftables: the alpha
+    /// `KubeProxyNFTablesLocalhostNodePorts` gate, off unless given as true.
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub localhost_nodeports: Option<bool>,
     /// Whether the nfacct counters exist.
     #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set, default_value_t = true)]
     pub nfacct: bool,
@@ -255,7 +256,7 @@ pub fn config(args: &Args) -> Result<ProxyConfig, CliError> {
     } else if let Some(bit) = args.masquerade_bit {
         c.masquerade_mark = ProxyConfig::mark_for_bit(bit).map_err(|e| CliError::Usage(e.to_string()))?;
     }
-    c.localhost_nodeports = args.localhost_nodeports;
+    c.localhost_nodeports = args.localhost_nodeports.unwrap_or(true);
     c.nfacct = args.nfacct;
     c.conntrack_tcp_be_liberal = args.conntrack_tcp_be_liberal;
     let npa: Vec<String> = args

@@ -108,12 +108,10 @@ fn service_cidrs(config: &ProxyConfig, step: &Step) -> Vec<String> {
 }
 
 /// `--localhost-nodeports` is, for nftables, the alpha `KubeProxyNFTablesLocalhostNodePorts`
-/// gate: off unless the flag is given (the shared flag defaults to iptables' `true`, so
-/// whether it was given is read back from the process arguments).
+/// gate: off unless the flag is given as true (without the flag, iptables' default `true`
+/// does not turn the gate on).
 fn localhost_nodeports_gate(args: &Args) -> bool {
-    let given =
-        std::env::args().any(|a| a == "--localhost-nodeports" || a.starts_with("--localhost-nodeports="));
-    given && args.localhost_nodeports
+    args.localhost_nodeports == Some(true)
 }
 
 /// The nftables proxier after replaying the history, with the last sync's output (`None`
