@@ -108,7 +108,7 @@ pub(crate) fn port_hash(p: &EndpointPort) -> u128 {
 }
 
 /// Puts ports in the order the EndpointSlice controllers write them: `NewPortMapKey` sorts the
-/// list in place by each port's [`port_hash`] while building the group key, and that sorted
+/// list in place by each port's hash (`port_hash`) while building the group key, and that sorted
 /// list becomes the slice's `ports` (`[metrics 6379→8443, db 443→59355]` stays in that order,
 /// `[db, metrics]` is turned around). Equal hashes are equal ports (the sort is total because
 /// ties fall back to the ports' own order). Costs one hash per port; lists of fewer than two

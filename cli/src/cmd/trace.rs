@@ -17,7 +17,7 @@ pub struct Args {
     /// The packet's source address.
     #[arg(long, value_name = "SRC")]
     pub from: String,
-    /// The packet's destination: ADDR:PORT[/PROTO] or [ADDR6]:PORT[/PROTO] (protocol tcp when absent).
+    /// The packet's destination: `ADDR:PORT[/PROTO]` or `[ADDR6]:PORT[/PROTO]` (protocol tcp when absent).
     #[arg(long, value_name = "DST:PORT/PROTO")]
     pub to: String,
     /// The node's proxy settings and the cluster state, as for `svcnet rules`.
