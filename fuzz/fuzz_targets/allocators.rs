@@ -276,10 +276,21 @@ fn multi_cidr(u: &mut Unstructured<'_>) -> Result<()> {
             }
             4 | 5 => {
                 let ip = near(u, &n)?;
-                match m.allocate(ip, None) {
+                // Each family's allocator sees only the CIDRs of its family (cidrallocator.go).
+                let fam = if u.arbitrary()? {
+                    IpFamily::of(ip)
+                } else {
+                    pick(u, &[IpFamily::V4, IpFamily::V6])?
+                };
+                match m.allocate(fam, ip, None) {
                     Ok(()) => {
+                        assert_eq!(
+                            fam,
+                            IpFamily::of(ip),
+                            "{ip} allocated by the other family's allocator"
+                        );
                         assert!(model.insert(ip), "{ip} handed out twice");
-                        assert!(m.has(ip));
+                        assert!(m.has(fam, ip));
                     }
                     Err(_) => assert_eq!(m, before, "a refused allocate changed the allocator"),
                 }
@@ -290,14 +301,14 @@ fn multi_cidr(u: &mut Unstructured<'_>) -> Result<()> {
                     Ok(ip) => {
                         assert_eq!(ip.is_ipv4(), fam == IpFamily::V4);
                         assert!(model.insert(ip), "{ip} handed out twice");
-                        assert!(m.has(ip), "allocated outside every ready ServiceCIDR");
+                        assert!(m.has(fam, ip), "allocated outside every ready ServiceCIDR");
                     }
                     Err(_) => assert_eq!(m, before, "a refused allocate_next changed the allocator"),
                 }
             }
             8 => {
                 let ip = near(u, &n)?;
-                match m.release(ip) {
+                match m.release(IpFamily::of(ip), ip) {
                     Ok(()) => {
                         model.remove(&ip);
                     }
