@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use svcnet_discovery::{Change, DnsOptions, PodMode, RecordType, Zone};
+use svcnet_discovery::{AnswerRules, Change, DnsOptions, PodMode, RecordType, Zone};
 use svcnet_fuzz::{dns_pod, dns_service, dns_slice, pick, text};
 use svcnet_model::{EndpointSlice, Pod, Service};
 
@@ -36,6 +36,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         pods: pick(u, &[PodMode::Disabled, PodMode::Verified, PodMode::Insecure])?,
         endpoint_pod_names: u.arbitrary()?,
         ignore_empty_service: u.arbitrary()?,
+        answers: pick(u, &[AnswerRules::CoreDns, AnswerRules::Rfc])?,
     };
     let Ok(mut zone) = Zone::new(options.clone()) else {
         return Ok(());
