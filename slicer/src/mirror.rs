@@ -275,7 +275,10 @@ pub fn mirror(
                 &[slice_labels::MANAGED_BY, slice_labels::SERVICE_NAME],
             );
             let have_annotations = s.metadata.annotations.clone().unwrap_or_default();
-            if matches_exactly(s, d) && have_labels == want_labels && have_annotations == want_annotations {
+            if matches_exactly(s, d, max)
+                && have_labels == want_labels
+                && have_annotations == want_annotations
+            {
                 continue;
             }
             name = s.metadata.name.clone();
@@ -339,7 +342,9 @@ pub fn mirror(
 }
 
 /// `totalChanges` is zero: every existing endpoint is desired and equal, and nothing is missing.
-fn matches_exactly(s: &EndpointSlice, d: &Desired) -> bool {
+/// True when the slice holds only desired endpoints, unchanged, and as many as a written slice
+/// would hold (at most `max`: two subsets whose ports share one key can desire more).
+fn matches_exactly(s: &EndpointSlice, d: &Desired, max: usize) -> bool {
     let mut matched = 0usize;
     for ep in s.endpoints() {
         match d.get(&EndpointId::of(ep)) {
@@ -347,7 +352,7 @@ fn matches_exactly(s: &EndpointSlice, d: &Desired) -> bool {
             _ => return false,
         }
     }
-    matched == d.len()
+    matched == d.len().min(max)
 }
 
 fn new_mirrored_slice(
@@ -407,5 +412,46 @@ mod tests {
         assert_eq!(parse_ip_sloppy("1.2.3"), None);
         assert_eq!(parse_ip_sloppy("256.0.0.1"), None);
         assert_eq!(parse_ip_sloppy("foo"), None);
+    }
+
+    /// Found by the `slicer` fuzz target: two subsets whose ports both drop out (no ports, and
+    /// a port numbered 0) share one slice; with more addresses than a slice takes, a second
+    /// mirror of the first one's result must plan nothing.
+    #[test]
+    fn two_portless_subsets_over_the_cap_mirror_once() {
+        let eps: Endpoints = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "ns"},
+            "subsets": [
+                {"addresses": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}]},
+                {"addresses": [{"ip": "10.0.0.3"}],
+                 "ports": [{"name": "http", "port": 0, "protocol": "UDP"}]}
+            ]
+        }))
+        .unwrap();
+        let svc: Service = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "ns"},
+            "spec": {"ports": [{"port": 80}]}
+        }))
+        .unwrap();
+        let opts = MirrorOptions {
+            max_endpoints_per_subset: 2,
+        };
+        let first = mirror(
+            Some(&svc),
+            Some(&eps),
+            &[],
+            &opts,
+            &mut crate::SeededNames::new(1),
+        );
+        let written: Vec<EndpointSlice> = first.plan.create.iter().map(|s| (**s).clone()).collect();
+        assert!(!written.is_empty());
+        let again = mirror(
+            Some(&svc),
+            Some(&eps),
+            &written,
+            &opts,
+            &mut crate::SeededNames::new(2),
+        );
+        assert!(again.plan.is_empty(), "{:?}", again.plan);
     }
 }
