@@ -1,4 +1,7 @@
 //! What the API server changed in a request before validating it.
+//!
+//! Follows Kubernetes v1.37.2: the fields `pkg/registry/core/service/storage/storage.go` and the
+//! REST strategies (`strategy.go`) overwrite or drop.
 
 use std::fmt;
 

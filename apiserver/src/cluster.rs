@@ -1,5 +1,8 @@
 //! The cluster a request is answered for: its service CIDRs and NodePort range, and what is
 //! already allocated in them (a dry-run allocation state over svcnet-allocators).
+//!
+//! Follows Kubernetes v1.37.2: `pkg/registry/core/service/ipallocator` and `portallocator`, as
+//! `pkg/registry/core/service/storage/alloc.go` drives them.
 
 use std::net::IpAddr;
 

@@ -2,6 +2,8 @@
 //! defaulting, `PrepareForCreate` / `PrepareForUpdate` (a v1 request loses
 //! `deprecatedTopology`; its `kubernetes.io/hostname` becomes `nodeName` on update when the
 //! stored slice named that node), then validation.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/registry/discovery/endpointslice/strategy.go`.
 
 use svcnet_model::{EndpointSlice, defaults, validation};
 

@@ -1,4 +1,6 @@
 //! The crate's error type: a cluster description that cannot be used.
+//!
+//! Part of svcnet's model of Kubernetes v1.37.2's API server (`pkg/registry`).
 
 use thiserror::Error;
 

@@ -1,5 +1,8 @@
 //! One request, any kind: the answer type, the dispatch by kind and the steps every kind
 //! shares (merging identical causes, the resourceVersion of an unconditional update).
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/apiserver/pkg/registry/rest/create.go` and
+//! `update.go` (`BeforeCreate`, `BeforeUpdate`).
 
 use rand_core::RngCore;
 use svcnet_model::field::{ErrorList, FieldError, Path};

@@ -2,6 +2,9 @@
 //! the storage hooks (`beginCreate` / `beginUpdate`: `patchAllocatedValues`,
 //! `normalizeClusterIPs`, the allocator), then the REST strategy (`PrepareForCreate` /
 //! `PrepareForUpdate`), then validation.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/registry/core/service/storage/storage.go`, `alloc.go` and
+//! `pkg/registry/core/service/strategy.go`.
 
 use std::net::IpAddr;
 

@@ -1,4 +1,7 @@
 //! The kubelet's service environment variables, and how they merge with a container's own.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/kubelet/envvars/envvars.go` and the merge in
+//! `pkg/kubelet/kubelet_pods.go` (`makeEnvironmentVariables`).
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,7 @@
 //! The crate's error type.
+//!
+//! Part of svcnet's model of cluster DNS (CoreDNS v1.15.0, `plugin/kubernetes`) and kubelet v1.37.2
+//! service variables.
 
 use thiserror::Error;
 

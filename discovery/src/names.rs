@@ -1,4 +1,7 @@
 //! Name helpers: fully qualified names, reverse names, endpoint and pod labels.
+//!
+//! Follows CoreDNS v1.15.0 `plugin/kubernetes/kubernetes.go` and `plugin/pkg/dnsutil/reverse.go`,
+//! and the Kubernetes DNS specification (schema 1.1.0).
 
 use std::fmt::Write;
 use std::net::IpAddr;

@@ -1,4 +1,7 @@
 //! The settings of the DNS computation, named after CoreDNS's `kubernetes` plugin options.
+//!
+//! Follows CoreDNS v1.15.0 `plugin/kubernetes/setup.go` (the Corefile options) for clusters running
+//! Kubernetes v1.37.2.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,7 @@
 //! DNS records as typed values, record sets, deltas and zone-file text.
+//!
+//! Follows CoreDNS v1.15.0 `plugin/kubernetes/kubernetes.go` (`Records`, `findServices`,
+//! `findPods`) and the Kubernetes DNS specification (schema 1.1.0).
 
 use std::cmp::Ordering;
 use std::fmt;

@@ -1,5 +1,8 @@
 //! The cluster zone: Services, EndpointSlices and Pods indexed for record computation,
 //! incremental updates and queries.
+//!
+//! Follows CoreDNS v1.15.0 `plugin/kubernetes/kubernetes.go` and `plugin/kubernetes/object` (the
+//! indexed Services, EndpointSlices and Pods) against Kubernetes v1.37.2 objects.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;

@@ -1,4 +1,7 @@
 //! core/v1 `Endpoints`: the legacy, unsharded endpoint list of a Service.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/api/core/v1/types.go` (`Endpoints`,
+//! `EndpointSubset`).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,6 @@
 //! discovery/v1 `EndpointSlice`: a shard of a Service's endpoints.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/api/discovery/v1/types.go`.
 
 use compact_str::CompactString;
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,6 @@
 //! The model crate's error type.
+//!
+//! Part of svcnet's model of Kubernetes v1.37.2's objects (`staging/src/k8s.io/api`).
 
 use thiserror::Error;
 

@@ -1,5 +1,8 @@
 //! Kubernetes-style field errors: a path, a type, the bad value and a detail.
 //!
+//! Follows Kubernetes v1.37.2:
+//! `staging/src/k8s.io/apimachinery/pkg/util/validation/field/errors.go` and `path.go`.
+//!
 //! ```
 //! use svcnet_model::field::{FieldError, Path};
 //! let p = Path::new("spec").child("ports").index(0).child("port");

@@ -1,4 +1,6 @@
 //! `IntOrString`: a port given as a number or as a name.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/apimachinery/pkg/util/intstr/intstr.go`.
 
 use std::fmt;
 

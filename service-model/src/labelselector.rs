@@ -1,4 +1,7 @@
 //! metav1 `LabelSelector`, shared by NetworkPolicy and other selectors.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go` and
+//! `helpers.go` (`LabelSelectorAsSelector`).
 
 use serde::{Deserialize, Serialize};
 

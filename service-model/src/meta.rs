@@ -1,4 +1,6 @@
 //! Object metadata shared by every Kubernetes kind (`metav1.ObjectMeta` and friends).
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/apimachinery/pkg/apis/meta/v1/types.go`.
 
 use std::collections::BTreeMap;
 

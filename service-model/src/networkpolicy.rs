@@ -1,4 +1,6 @@
 //! networking/v1 `NetworkPolicy` types.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/api/networking/v1/types.go`.
 
 use serde::{Deserialize, Serialize};
 

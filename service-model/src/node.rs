@@ -1,4 +1,6 @@
 //! The parts of core/v1 `Node` that topology and rule generation read.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/api/core/v1/types.go` (`Node`).
 
 use std::collections::BTreeMap;
 

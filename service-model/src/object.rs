@@ -1,4 +1,6 @@
 //! A mixed bag of Kubernetes objects, and the sorting of it by kind.
+//!
+//! Kinds as Kubernetes v1.37.2 names them (`staging/src/k8s.io/api`).
 
 use crate::{
     EndpointSlice, Endpoints, IpAddress, NetworkPolicy, Node, ObjectMeta, Pod, Service, ServiceCidr,

@@ -1,4 +1,6 @@
 //! The parts of core/v1 `Pod` that endpoint computation reads.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/api/core/v1/types.go` (`Pod`).
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,6 @@
 //! `resource.Quantity`, kept as its text and parsed on demand.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/apimachinery/pkg/api/resource/quantity.go`.
 
 use std::fmt;
 

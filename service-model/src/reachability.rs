@@ -1,6 +1,10 @@
 //! NetworkPolicy reachability: which peers may reach a pod, and which it may reach, on which
 //! ports — what a CNI plugin enforcing networking.k8s.io/v1 NetworkPolicy allows, as data.
 //!
+//! Follows the NetworkPolicy semantics of Kubernetes v1.37.2
+//! (`staging/src/k8s.io/api/networking/v1/types.go`) as the upstream network-policy e2e probes
+//! check them (`test/e2e/network/netpol`).
+//!
 //! ```text
 //!  NetworkPolicy[] + Namespace[] + Pod[] ──▶ pod_reachability(pod) ──▶ PodReachability
 //!                                                                     ├─ ingress: Reach { policies, pods, blocks }

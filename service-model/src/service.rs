@@ -1,4 +1,6 @@
 //! core/v1 `Service`: the object every other part of svcnet starts from.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/api/core/v1/types.go` (`Service`).
 
 use std::net::IpAddr;
 

@@ -1,4 +1,7 @@
 //! networking/v1 `ServiceCIDR` and `IPAddress`: the multi-CIDR ClusterIP allocator's objects.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/api/networking/v1/types.go` (`ServiceCIDR`,
+//! `IPAddress`).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! EndpointSlice defaults (`pkg/apis/discovery/v1/defaults.go`).
+//! EndpointSlice defaults (`pkg/apis/discovery/v1/defaults.go`, Kubernetes v1.37.2).
 
 use crate::EndpointSlice;
 use crate::service::protocol;

@@ -1,4 +1,7 @@
 //! Defaulting as the API server applies it on decode, before validation.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/apis/core/v1/defaults.go`, `pkg/apis/discovery/v1/defaults.go`,
+//! `pkg/apis/networking/v1/defaults.go`.
 
 mod endpointslice;
 mod networkpolicy;

@@ -1,4 +1,6 @@
 //! NetworkPolicy defaults (`SetDefaults_NetworkPolicy`, `SetDefaults_NetworkPolicyPort`).
+//!
+//! Follows Kubernetes v1.37.2: `pkg/apis/networking/v1/defaults.go`.
 
 use crate::{NetworkPolicy, NetworkPolicyPort, policy_type};
 

@@ -1,4 +1,5 @@
-//! `SetDefaults_Service` (`pkg/apis/core/v1/defaults.go`) and the defaults of its parts.
+//! `SetDefaults_Service` (`pkg/apis/core/v1/defaults.go`, Kubernetes v1.37.2) and the defaults of
+//! its parts.
 
 use crate::service::{protocol, service_type, session_affinity, traffic_policy};
 use crate::{ClientIpConfig, IntOrString, Service, SessionAffinityConfig};

@@ -1,4 +1,6 @@
 //! core/v1: Service, Endpoints, Pod and Node.
+//!
+//! Against `k8s.io/api` v0.37.2 `core/v1/types.go` (k8s-openapi's generated types).
 
 use std::collections::BTreeMap;
 

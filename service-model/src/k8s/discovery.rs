@@ -1,4 +1,6 @@
 //! discovery/v1: EndpointSlice.
+//!
+//! Against `k8s.io/api` v0.37.2 `discovery/v1/types.go` (k8s-openapi's generated types).
 
 use k8s_openapi::api::discovery::v1 as k;
 

@@ -1,5 +1,8 @@
 //! metav1 and apimachinery types: ObjectMeta, OwnerReference, Condition, LabelSelector,
 //! IntOrString, Quantity, and core/v1 ObjectReference.
+//!
+//! Against `k8s.io/apimachinery` v0.37.2 `pkg/apis/meta/v1/types.go` (k8s-openapi's generated
+//! types).
 
 use k8s_openapi::api::core::v1 as k;
 use k8s_openapi::apimachinery::pkg::api::resource as kres;

@@ -1,4 +1,6 @@
 //! networking/v1: NetworkPolicy, ServiceCIDR and IPAddress.
+//!
+//! Against `k8s.io/api` v0.37.2 `networking/v1/types.go` (k8s-openapi's generated types).
 
 use k8s_openapi::api::networking::v1 as k;
 
