@@ -19,6 +19,7 @@ The first disagreement is printed with the commands that reproduce it.
     scripts/tracediff.py --backend iptables --seeds 1..200
     scripts/tracediff.py --backend nftables --seeds 1..200 --all
     scripts/tracediff.py --seed 17 --keep /tmp/t17
+    scripts/tracediff.py --cases ../shared/conformance/trace   # kube-oracle's rules against the cases' flows
 
 Python 3 standard library only; shares difftest.py's case loading and paths.
 """
@@ -238,6 +239,50 @@ def check_seed(opts, seed):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def check_cases(opts):
+    """Traces each trace conformance case's flows through kube-oracle's rules for its input
+    (`--rules`), and compares with the case's expectations as the conformance runner does."""
+    names = sorted(n for n in os.listdir(opts.cases) if n.endswith('.json'))
+    bad = 0
+    for n in names:
+        case = json.load(open(os.path.join(opts.cases, n)))
+        tmp = tempfile.mkdtemp(prefix='tracediff-case-')
+        try:
+            inp = os.path.join(tmp, 'input.json')
+            with open(inp, 'w') as fh:
+                json.dump(case['input'], fh)
+            fl = case['expect']['flows']
+            ff = os.path.join(tmp, 'flows.json')
+            with open(ff, 'w') as fh:
+                json.dump([{k: f[k] for k in ('name', 'source', 'destination', 'port', 'protocol')} for f in fl], fh)
+            args = [a for a in case['args']]
+            orc, oout, oerr = difftest.run([opts.oracle, 'rules'] + args + ['--print', 'state', inp], opts.timeout)
+            if orc != 0:
+                bad += 1
+                print(f'{n}: kube-oracle exit {orc}: {oerr.strip()[:200]}')
+                continue
+            of = os.path.join(tmp, 'oracle.txt')
+            with open(of, 'w') as fh:
+                fh.write(oout)
+            got, problem = answers(*difftest.run([opts.svcnet, 'trace'] + args + ['--rules', of, '--packets', ff, '--output', 'json'], opts.timeout), 'trace --rules')
+            if problem:
+                bad += 1
+                print(f'{n}: {problem}')
+                continue
+            wrong = []
+            for w, g in zip(fl, got):
+                want = sorted(w['output']) if isinstance(w['output'], list) else w['output']
+                if g.get('output') != want or (isinstance(want, list) and g.get('masq') != w.get('masq')):
+                    wrong.append(f"{w['name']}: got {describe(g)}, want {want}{' masq' if w.get('masq') else ''}")
+            if wrong:
+                bad += 1
+                print(f'{n}: ' + '; '.join(wrong[:5]))
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print(f'cases: {len(names) - bad} of {len(names)} pass through kube-oracle\'s rules (trace --rules)')
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--backend', default='iptables', choices=['iptables', 'nftables'])
@@ -252,7 +297,10 @@ def main():
     ap.add_argument('--max-flows', type=int, default=5000, help='most packets per seed')
     ap.add_argument('--timeout', type=float, default=300)
     ap.add_argument('--diff-lines', type=int, default=10)
+    ap.add_argument('--cases', metavar='DIR', help="instead: trace conformance cases' flows through kube-oracle's rules")
     opts = ap.parse_args()
+    if opts.cases:
+        return check_cases(opts)
     for what in ('testgen', 'oracle', 'svcnet'):
         if not os.path.exists(getattr(opts, what)):
             sys.exit(f'tracediff: {what} not found at {getattr(opts, what)} (build it, or pass --{what})')
