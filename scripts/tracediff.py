@@ -14,6 +14,8 @@ of the Service (hairpin) and from the LB IP (cloud SNAT). Then, with one process
     svcnet trace --backend B ARGS --rules ORACLE --packets FLOWS --output json
 
 and compares every flow's answer (DNAT endpoint set, REJECT/DROP/ACCEPT or pass, masquerade).
+`--backend ipvs` compares svcnet's IPVS trace (virtual server lookup) with the same lookup in
+kube-oracle's `--output json` virtual servers (rule text of IPVS mode is not read by --rules).
 The first disagreement is printed with the commands that reproduce it.
 
     scripts/tracediff.py --backend iptables --seeds 1..200
@@ -180,6 +182,27 @@ def describe(a):
     return s + (' masq' if a.get('masq') else '')
 
 
+def ipvs_answers(oracle_json, fl):
+    """The IPVS tracer's answers computed from kube-oracle's virtual servers: the real servers
+    of weight > 0 of the virtual server (address, port, protocol), REJECT when it has none,
+    pass when there is no such virtual server."""
+    vss = {}
+    for vs in json.loads(oracle_json).get('virtual_servers') or []:
+        addr = str(ipaddress.ip_address(vs['address']))
+        vss[(addr, vs['port'], vs['protocol'].upper())] = vs
+    out = []
+    for name, _src, dst, port, proto in fl:
+        vs = vss.get((str(ipaddress.ip_address(dst)), port, proto.upper()))
+        if vs is None:
+            o = []
+        else:
+            eps = sorted({(f"[{r['address']}]" if ':' in r['address'] else r['address']) + f":{r['port']}"
+                          for r in vs.get('real_servers') or [] if r.get('weight', 0) > 0})
+            o = eps if eps else 'REJECT'
+        out.append({'name': name, 'output': o, 'masq': False})
+    return out
+
+
 def check_seed(opts, seed):
     """(seed, status, detail, outcomes): status ok | differ | error | oracle-failed | gen-failed;
     outcomes counts svcnet's answers by kind."""
@@ -197,7 +220,7 @@ def check_seed(opts, seed):
             json.dump([{'name': n, 'source': s, 'destination': d, 'port': p, 'protocol': pr}
                        for n, s, d, p, pr in fl], fh)
         kinds = {}
-        oargv = case.argv(opts.backend, files, 'state')
+        oargv = case.argv(opts.backend, files, 'json' if opts.backend == 'ipvs' else 'state')
         orc, oout, oerr = difftest.run([opts.oracle] + oargv, opts.timeout)
         if orc != 0:
             return (seed, 'oracle-failed', f'kube-oracle exit {orc}: {oerr.strip()[:300]}', kinds)
@@ -209,11 +232,17 @@ def check_seed(opts, seed):
         if problem:
             return (seed, 'error', problem, kinds)
         base = ['trace', '--backend', opts.backend] + case.args
-        theirs, problem = answers(*difftest.run(
-            [opts.svcnet] + base + ['--rules', ofile, '--packets', flows_file, '--output', 'json'], opts.timeout),
-            'svcnet trace --rules (kube-oracle rules)')
-        if problem:
-            return (seed, 'error', problem, kinds)
+        if opts.backend == 'ipvs':
+            try:
+                theirs = ipvs_answers(oout, fl)
+            except (ValueError, KeyError, TypeError) as e:
+                return (seed, 'oracle-failed', f'kube-oracle IPVS JSON: {e}', kinds)
+        else:
+            theirs, problem = answers(*difftest.run(
+                [opts.svcnet] + base + ['--rules', ofile, '--packets', flows_file, '--output', 'json'], opts.timeout),
+                'svcnet trace --rules (kube-oracle rules)')
+            if problem:
+                return (seed, 'error', problem, kinds)
         for a in mine:
             k = describe(a).split(' ')[0].rstrip(':')
             kinds[k] = kinds.get(k, 0) + 1
@@ -285,7 +314,7 @@ def check_cases(opts):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--backend', default='iptables', choices=['iptables', 'nftables'])
+    ap.add_argument('--backend', default='iptables', choices=['iptables', 'nftables', 'ipvs'])
     ap.add_argument('--seeds', default='1..100', help='A..B (inclusive) or a comma list')
     ap.add_argument('--seed', type=int, help='one seed')
     ap.add_argument('--svcnet', default=os.path.join(ROOT, 'target', 'release', 'svcnet'))
