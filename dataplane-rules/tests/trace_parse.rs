@@ -249,3 +249,104 @@ fn a_rule_the_tracer_does_not_model_is_reported_not_dropped() {
             .unwrap_err();
     assert!(matches!(e, TraceError::Unsupported { .. }), "{e}");
 }
+
+/// Words the parsers look for, to build near-valid garbage from.
+const WORDS: &[&str] = &[
+    "*nat",
+    "*filter",
+    "COMMIT",
+    ":KUBE-SERVICES",
+    "-",
+    "[0:0]",
+    "-A",
+    "-X",
+    "-N",
+    "KUBE-SERVICES",
+    "-m",
+    "comment",
+    "--comment",
+    "\"a",
+    "b\"",
+    "\"",
+    "!",
+    "-s",
+    "-d",
+    "10.0.0.0/8",
+    "1.2.3.4",
+    "-p",
+    "tcp",
+    "--dport",
+    "80",
+    "statistic",
+    "--mode",
+    "random",
+    "--probability",
+    "0.5000000000",
+    "mark",
+    "--mark",
+    "0x4000/0x4000",
+    "recent",
+    "--name",
+    "--rcheck",
+    "--seconds",
+    "--reap",
+    "-j",
+    "DNAT",
+    "--to-destination",
+    "1.2.3.4:80",
+    "MARK",
+    "--or-mark",
+    "\n",
+    "add",
+    "delete",
+    "flush",
+    "table",
+    "chain",
+    "rule",
+    "set",
+    "map",
+    "element",
+    "ip",
+    "kube-proxy",
+    "{",
+    "}",
+    ";",
+    ":",
+    "type",
+    "hook",
+    "priority",
+    "nat",
+    "prerouting",
+    "-100",
+    "goto",
+    "jump",
+    "verdict",
+    "flags",
+    "timeout",
+    "10s",
+    "\\\"",
+    "é",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, failure_persistence: None, ..ProptestConfig::default() })]
+    /// Whatever the text, the parsers answer (a rule set or an error naming a line) and never
+    /// panic; what they accept traces without panicking too.
+    #[test]
+    fn parsers_never_panic(words in prop::collection::vec(prop::sample::select(WORDS), 0..60),
+                           noise in ".{0,80}") {
+        let text = format!("{}\n{noise}", words.join(" "));
+        let host = HostAddresses::default();
+        let p = Packet::parse("10.0.0.2", "1.2.3.4:80").expect("packet");
+        if let Ok(st) = iptables::parse_state(&text) {
+            let _ = svcnet_rules::trace::iptables::trace(&st.value, &host, &p);
+        }
+        let _ = iptables::parse_transaction(&noise);
+        if let Ok(st) = nftables::parse_state(&text) {
+            for t in st.tables.values() {
+                let _ = svcnet_rules::trace::nftables::trace(t, &host, &p);
+            }
+        }
+        let _ = nftables::parse_transactions(&noise);
+    }
+}
