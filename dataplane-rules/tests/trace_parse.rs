@@ -350,3 +350,45 @@ proptest! {
         let _ = nftables::parse_transactions(&noise);
     }
 }
+
+/// `iptables-save -c` of a kernel that restored svcnet's `--print state` (kube-proxy's
+/// `TestExternalTrafficPolicyLocal` state, `--nfacct false`; iptables v1.8.9 nf_tables, in a
+/// network namespace): its own layout (`-p tcp ... -m tcp --dport`, `/32`, `--set-xmark`,
+/// 11-decimal probabilities, counters) traces exactly as the text it was loaded from.
+#[test]
+fn kernel_iptables_save_traces_as_the_text_it_was_loaded_from() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
+    let read = |f: &str| std::fs::read_to_string(format!("{dir}{f}")).expect("fixture");
+    let kernel = iptables::parse_state(&read("iptables-save-kernel-etp-local.txt")).expect("kernel text");
+    let mine = iptables::parse_state(&read("iptables-state-svcnet-etp-local.txt")).expect("svcnet text");
+    assert!(kernel.skipped.is_empty() && mine.skipped.is_empty());
+    let mut host = HostAddresses::default();
+    for a in ["192.168.0.2", "192.168.1.2", "192.168.99.11"] {
+        host.addresses.insert(a.parse().expect("ip"));
+    }
+    let mut n = 0;
+    for src in ["10.0.0.2", "192.168.0.2", "203.0.113.2", "10.180.0.1", "1.2.3.4"] {
+        for to in [
+            "172.30.0.41:80/tcp",
+            "172.30.0.41:80/udp",
+            "172.30.0.41:81/tcp",
+            "192.168.99.11:80/tcp",
+            "1.2.3.4:80/tcp",
+            "192.168.0.2:3001/tcp",
+            "127.0.0.1:3001/tcp",
+            "192.168.0.2:30000/tcp",
+            "10.180.0.1:80/tcp",
+        ] {
+            let p = Packet::parse(src, to).expect("packet");
+            let a = svcnet_rules::trace::iptables::trace(&kernel.value, &host, &p).expect("kernel trace");
+            let b = svcnet_rules::trace::iptables::trace(&mine.value, &host, &p).expect("svcnet trace");
+            assert_eq!(
+                (a.outcome, &a.endpoints, a.masquerade, a.walk.len()),
+                (b.outcome, &b.endpoints, b.masquerade, b.walk.len()),
+                "{src} -> {to}"
+            );
+            n += usize::from(!a.endpoints.is_empty());
+        }
+    }
+    assert!(n > 10, "only {n} packets were DNATed");
+}

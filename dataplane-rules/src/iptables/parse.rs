@@ -1,6 +1,11 @@
 //! Reading `iptables-restore` input and `iptables-save` output back into the typed rule set,
 //! so that rule sets written elsewhere (kube-proxy itself, kube-oracle, a node) can be traced.
 //!
+//! kube-proxy's layout (`-m tcp -p tcp`, `--or-mark`, `%0.10f` probabilities) reads back to
+//! the same text. A kernel's `iptables-save [-c]` layout (counters, `-p tcp ... -m tcp`,
+//! `--set-xmark M/M` and `M/0x0`, 11-decimal probabilities) is read too, into the same
+//! meaning (written back in kube-proxy's layout).
+//!
 //! Every rule is kept. Options kube-proxy does not write become [`Match::Unsupported`] /
 //! [`Target::Unsupported`] holding their text, so that the tracer reports them instead of
 //! guessing, and writing the rule again gives the text it was read from. What cannot be held
@@ -180,7 +185,8 @@ fn protocol(s: &str) -> Option<Protocol> {
     Protocol::parse(&s.to_ascii_uppercase()).filter(|p| p.lower() == s)
 }
 
-/// `n` when `text` is 1/n as kube-proxy prints it (`%0.10f`), else `None`.
+/// `n` when `text` is 1/n as kube-proxy prints it (`%0.10f`), or as `iptables-save` prints the
+/// kernel's 31-bit fixed-point value of it (11 decimals, within 1e-9); else `None`.
 fn probability(text: &str) -> Option<u32> {
     let p: f64 = text.parse().ok()?;
     if !(p > 0.0 && p <= 1.0) {
@@ -193,7 +199,7 @@ fn probability(text: &str) -> Option<u32> {
     let n = n as u32;
     let mut again = String::new();
     write_probability(&mut again, n);
-    (again == text).then_some(n)
+    (again == text || (text.len() == 13 && (p - 1.0 / f64::from(n)).abs() < 1e-9)).then_some(n)
 }
 
 /// The mark of `M/M`.
@@ -235,9 +241,12 @@ fn one_match(toks: &[Token<'_>], i: usize, negated: bool) -> Option<(Match, usiz
                 };
                 Some((Match::Comment(c), 4))
             }
-            p @ ("tcp" | "udp" | "sctp") if v(2)? == "-p" && v(3)? == p => {
+            p @ ("tcp" | "udp" | "sctp") if v(2) == Some("-p") && v(3) == Some(p) => {
                 Some((Match::Protocol(protocol(p)?), 4))
             }
+            // iptables-save of a kernel: `-p tcp ... -m tcp [--dport N]` (the module needs the
+            // protocol, so as a match it tests the protocol again).
+            p @ ("tcp" | "udp" | "sctp") => Some((Match::ProtocolOnly(protocol(p)?), 2)),
             "addrtype" => match (v(2)?, v(3)?) {
                 ("--dst-type", "LOCAL") => Some((Match::DestinationLocal, 4)),
                 ("--src-type", "LOCAL") => Some((Match::SourceLocal, 4)),
@@ -306,6 +315,12 @@ fn target(toks: &[Token<'_>]) -> Target {
         }
         (Some("MARK"), Some("--xor-mark"), Some(m), 4) => Some(Target::XorMark(Arc::from(m))),
         (Some("MARK"), Some("--or-mark"), Some(m), 4) => Some(Target::OrMark(Arc::from(m))),
+        // iptables-save of a kernel prints --or-mark M as --set-xmark M/M, --xor-mark M as M/0x0.
+        (Some("MARK"), Some("--set-xmark"), Some(vm), 4) => match vm.split_once('/') {
+            Some((v, m)) if v == m => Some(Target::OrMark(Arc::from(v))),
+            Some((v, "0x0" | "0")) => Some(Target::XorMark(Arc::from(v))),
+            _ => None,
+        },
         (Some("MASQUERADE"), Some("--random-fully"), _, 3) => Some(Target::MasqueradeRandomFully),
         (Some(name), _, _, 2) => chain_name(name).map(Target::Jump),
         _ => None,
@@ -443,6 +458,13 @@ pub fn parse_transaction(text: &str) -> Result<Parsed<Transaction>, ParseError> 
             }
             continue;
         }
+        // `iptables-save -c` puts the counters first: `[PACKETS:BYTES] -A ...`.
+        let l = match l.strip_prefix('[').and_then(|r| r.split_once("] ")) {
+            Some((counters, rest)) if counters.split(':').all(|c| c.bytes().all(|b| b.is_ascii_digit())) => {
+                rest
+            }
+            _ => l,
+        };
         let toks = tokens(l).ok_or_else(|| ParseError::Quote {
             line,
             text: raw.to_owned(),
