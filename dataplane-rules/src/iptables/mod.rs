@@ -24,6 +24,7 @@
 //! ```
 
 mod build;
+mod parse;
 mod sync;
 mod types;
 
@@ -31,6 +32,7 @@ pub use build::{
     CT_STATE_INVALID_COUNTER, IptablesSettings, LOCALHOST_NODEPORTS_COUNTER, Line, Scope, ServiceChains,
     Table, Transaction, build_transaction, endpoint_chain,
 };
+pub use parse::{ParseError, Parsed, Skipped, parse_state, parse_transaction, with_jump_rules};
 pub use sync::{IptablesState, KernelTable, changed_services, jump_rules, sync, sync_owned};
 pub use types::{
     Addr, Chain, Comment, KUBE_EXTERNAL_SERVICES, KUBE_FIREWALL, KUBE_FORWARD, KUBE_MARK_MASQ,

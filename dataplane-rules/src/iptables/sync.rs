@@ -128,6 +128,19 @@ pub struct IptablesState {
 }
 
 impl IptablesState {
+    /// Tables read from elsewhere (e.g. [`parse_state`](super::parse_state)), with no sync
+    /// history: a later [`sync`] from them is a partial sync that knows of no Service.
+    pub fn from_tables(filter: KernelTable, nat: KernelTable) -> Self {
+        IptablesState {
+            filter,
+            nat,
+            services: HashMap::new(),
+            active: ActiveChains::default(),
+            slices: HashMap::new(),
+            zone: String::new(),
+        }
+    }
+
     /// The tables as `iptables-save` prints them (filter, then nat).
     pub fn to_save_text(&self) -> String {
         let mut out = String::with_capacity(

@@ -279,6 +279,11 @@ pub enum Match {
     },
     /// `-m recent --name C --set`.
     RecentSet(Chain),
+    /// Match text read from a rule set (see [`parse_transaction`](super::parse_transaction)) that is none of the above,
+    /// kept verbatim (from its first unknown option up to the target). Tracing a rule that
+    /// reaches it is an error, never a guess.
+    #[serde(serialize_with = "ser_arc")]
+    Unsupported(Arc<str>),
 }
 
 /// What a rule does.
@@ -305,6 +310,10 @@ pub enum Target {
     OrMark(#[serde(serialize_with = "ser_arc")] Arc<str>),
     /// `-j MASQUERADE --random-fully`.
     MasqueradeRandomFully,
+    /// Target text read from a rule set (see [`parse_transaction`](super::parse_transaction)) that is none of the
+    /// above (`-j LOG ...`, `-g CHAIN`, a jump to a chain kube-proxy does not write), kept
+    /// verbatim. Tracing a rule that reaches it is an error, never a guess.
+    Unsupported(#[serde(serialize_with = "ser_arc")] Arc<str>),
 }
 
 /// One rule: `-A CHAIN matches... target`.
@@ -423,6 +432,10 @@ fn write_match(out: &mut String, m: &Match) {
             name.write_to(out);
             out.push_str(" --set");
         }
+        Match::Unsupported(text) => {
+            out.push(' ');
+            out.push_str(text);
+        }
     }
 }
 
@@ -450,6 +463,10 @@ fn write_target(out: &mut String, t: &Target) {
             out.push_str(m);
         }
         Target::MasqueradeRandomFully => out.push_str(" -j MASQUERADE --random-fully"),
+        Target::Unsupported(text) => {
+            out.push(' ');
+            out.push_str(text);
+        }
     }
 }
 

@@ -25,6 +25,7 @@ mod input;
 mod limits;
 mod names;
 mod object;
+mod parse;
 mod proxier;
 mod state;
 mod transaction;
@@ -37,6 +38,7 @@ pub use object::{
     BaseChain, Chain, ChainType, ContainerKind, Counter, Element, Family, Hook, Object, Rule, Set, SetFlag,
     Table, Verb,
 };
+pub use parse::{ParseError, apply_text, parse_state, parse_transactions};
 pub use proxier::{NftProxier, ServiceUpdate, SyncOutput, TABLE};
 pub use state::{ChainState, SetState, State, TableState};
 pub use transaction::{Operation, Transaction};

@@ -48,22 +48,40 @@ fn contains(addr: &Addr, ip: IpAddr) -> bool {
 }
 
 impl Walker<'_> {
-    fn matches(&self, rule: &Rule) -> bool {
+    fn unsupported(&self, chain: Chain, rule: &Rule, what: &str) -> TraceError {
+        TraceError::Unsupported {
+            table: self.table.name.to_owned(),
+            chain: chain.to_string(),
+            rule: rule.to_string(),
+            what: what.to_owned(),
+        }
+    }
+
+    /// Whether every match holds, in order; a match the tracer does not model is an error
+    /// once the matches before it hold.
+    fn matches(&self, rule: &Rule) -> Result<bool, TraceError> {
         let p = &self.packet;
-        rule.matches.iter().all(|m| match m {
-            Match::Comment(_) | Match::Nfacct(_) | Match::RecentSet(_) | Match::Probability(_) => true,
-            Match::Protocol(pr) | Match::ProtocolOnly(pr) => *pr == p.protocol,
-            Match::Source { negated, addr } => contains(addr, p.source) != *negated,
-            Match::Destination { negated, addr } => contains(addr, p.destination) != *negated,
-            Match::DestinationPort(port) => *port == p.port,
-            Match::DestinationLocal => self.host.is_local(p.destination),
-            Match::SourceLocal => self.host.is_local(p.source),
-            Match::Mark { negated, .. } => self.mark != *negated,
-            // A new connection: only a plain test for NEW holds.
-            Match::Conntrack { negated, states } => !*negated && states.split(',').any(|s| s == "NEW"),
-            // No affinity history.
-            Match::RecentCheck { .. } => false,
-        })
+        for m in &rule.matches {
+            let holds = match m {
+                Match::Comment(_) | Match::Nfacct(_) | Match::RecentSet(_) | Match::Probability(_) => true,
+                Match::Protocol(pr) | Match::ProtocolOnly(pr) => *pr == p.protocol,
+                Match::Source { negated, addr } => contains(addr, p.source) != *negated,
+                Match::Destination { negated, addr } => contains(addr, p.destination) != *negated,
+                Match::DestinationPort(port) => *port == p.port,
+                Match::DestinationLocal => self.host.is_local(p.destination),
+                Match::SourceLocal => self.host.is_local(p.source),
+                Match::Mark { negated, .. } => self.mark != *negated,
+                // A new connection: only a plain test for NEW holds.
+                Match::Conntrack { negated, states } => !*negated && states.split(',').any(|s| s == "NEW"),
+                // No affinity history.
+                Match::RecentCheck { .. } => false,
+                Match::Unsupported(text) => return Err(self.unsupported(rule.chain, rule, text)),
+            };
+            if !holds {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     fn chain(&mut self, chain: Chain, depth: usize) -> Result<Flow, TraceError> {
@@ -78,7 +96,7 @@ impl Walker<'_> {
             return Ok(Flow::Return);
         };
         for rule in rules {
-            if !self.matches(rule) {
+            if !self.matches(rule)? {
                 continue;
             }
             let mut text = String::new();
@@ -101,6 +119,7 @@ impl Walker<'_> {
                     continue;
                 }
                 Target::Jump(c) => self.chain(*c, depth + 1)?,
+                Target::Unsupported(text) => return Err(self.unsupported(chain, rule, text)),
                 Target::Accept => Flow::Terminal(Verdict::Accept),
                 Target::Drop => Flow::Terminal(Verdict::Drop),
                 Target::Reject => Flow::Terminal(Verdict::Reject),
