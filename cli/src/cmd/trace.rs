@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use svcnet_rules::nftables::Family;
 use svcnet_rules::trace::{self, HostAddresses, Packet, Trace};
 
-use crate::cmd::rules::{self, Backend};
+use crate::cmd::rules::{self, Backend, RulesFormat};
 use crate::error::CliError;
-use crate::output::{Format, print_json, print_text};
+use crate::output::{print_json, print_text};
 
 /// Arguments of `svcnet trace`: every setting of `svcnet rules`, and the packet.
 #[derive(Debug, clap::Args)]
@@ -27,6 +27,11 @@ pub struct Args {
 
 /// Runs `svcnet trace`.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    if args.rules.output == RulesFormat::NftJson {
+        return Err(CliError::Usage(
+            "--output nft-json: only for `svcnet rules --backend nftables`".to_owned(),
+        ));
+    }
     let packet = Packet::parse(&args.from, &args.to).map_err(|e| CliError::Usage(e.to_string()))?;
     let config = rules::config(&args.rules)?;
     if packet.destination.is_ipv4() != config.node_ip.is_ipv4() {
@@ -74,8 +79,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         }
     };
     match args.rules.output {
-        Format::Json => print_json(&t)?,
-        Format::Text => print_text(&text(&t, &packet))?,
+        RulesFormat::Json => print_json(&t)?,
+        RulesFormat::Text | RulesFormat::NftJson => print_text(&text(&t, &packet))?,
     }
     Ok(ExitCode::SUCCESS)
 }
