@@ -21,9 +21,10 @@
 //!
 //! What nft does with the document, checked against nftables 1.0.6 (Debian 12) and the
 //! parser of later releases:
-//! - the set flag `dynamic` is not written: nft 1.0.6's JSON parser refuses it, and nft sets it
-//!   itself on a set that an `update @set` statement of the same batch fills (kube-proxy always
-//!   writes the affinity set and its `update` rule together), as `nft -j list ruleset` shows;
+//! - the set flag `dynamic` (kube-proxy's affinity sets) is written as given. nft 1.0.6's JSON
+//!   parser refuses it (later releases read it): leaving it out is no way around that, since
+//!   re-adding an existing dynamic set without the flag fails in the kernel (`File exists`),
+//!   which every partial sync that rewrites a Service with session affinity does;
 //! - comments of tables and chains are read by nft 1.0.7 and later, ignored by 1.0.6; comments
 //!   of sets and maps are written but ignored by nft's JSON parser (up to at least 1.1);
 //!   comments of rules, elements and counters are kept by every version.
@@ -491,12 +492,11 @@ fn set_definition(
     let flags = s
         .flags
         .iter()
-        .filter_map(|f| match f {
-            SetFlag::Constant => Some(schema::SetFlag::Constant),
-            SetFlag::Interval => Some(schema::SetFlag::Interval),
-            SetFlag::Timeout => Some(schema::SetFlag::Timeout),
-            // See the module documentation: nft sets it from the set's `update` statement.
-            SetFlag::Dynamic => None,
+        .map(|f| match f {
+            SetFlag::Constant => schema::SetFlag::Constant,
+            SetFlag::Interval => schema::SetFlag::Interval,
+            SetFlag::Timeout => schema::SetFlag::Timeout,
+            SetFlag::Dynamic => schema::SetFlag::Dynamic,
         })
         .collect();
     Ok(SetBody::Definition {

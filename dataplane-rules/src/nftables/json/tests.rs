@@ -342,7 +342,7 @@ fn sets_maps_and_elements() {
     let c = &d["nftables"];
     assert_eq!(
         c[1],
-        json!({"add": {"set": {"family": "ip6", "table": "kube-proxy", "name": "affinity-X", "type": "ipv6_addr", "timeout": 10800, "flags": ["timeout"]}}})
+        json!({"add": {"set": {"family": "ip6", "table": "kube-proxy", "name": "affinity-X", "type": "ipv6_addr", "timeout": 10800, "flags": ["dynamic", "timeout"]}}})
     );
     assert_eq!(
         c[2],
