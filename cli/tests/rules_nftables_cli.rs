@@ -175,3 +175,40 @@ fn nft_json_is_for_the_nftables_backend_only() {
     ]);
     assert_eq!(run.code, 2, "{}", run.stderr);
 }
+
+/// Every nftables conformance input converts to libnftables JSON (state and transaction):
+/// no rule kube-proxy writes there is left unconverted. (`kernel_nftables_json` loads them.)
+#[test]
+fn every_conformance_rule_set_has_an_nft_json_form() {
+    let mut checked = 0;
+    for (name, case) in common::cases("rules") {
+        if !name.starts_with("nftables-") {
+            continue;
+        }
+        let dir = common::scratch_dir("nft-json-cases");
+        let input = common::write_json(&dir, "input.json", &case["input"]);
+        let mut args: Vec<String> = vec!["rules".into()];
+        for a in case["args"].as_array().into_iter().flatten() {
+            args.push(a.as_str().unwrap_or_default().to_owned());
+        }
+        for (n, step) in case["prior"].as_array().into_iter().flatten().enumerate() {
+            args.push("--prior".into());
+            args.push(common::write_json(
+                &dir,
+                &format!("prior{n}.json"),
+                &step["input"],
+            ));
+        }
+        for print in ["state", "transaction"] {
+            let mut argv: Vec<&str> = args.iter().map(String::as_str).collect();
+            argv.extend(["--print", print, "--output", "nft-json", input.as_str()]);
+            let run = common::svcnet(&argv);
+            assert_eq!(run.code, 0, "{name} ({print}): {}", run.stderr);
+            let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+            assert!(doc["nftables"].is_array(), "{name}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        checked += 1;
+    }
+    assert!(checked >= 30, "{checked} nftables cases");
+}

@@ -12,9 +12,9 @@
 //!
 //! The crate's schema (0.6) lacks a few things kube-proxy's rule set needs, so the objects that
 //! carry them wrap the crate's structs (flattened) and add the missing keys:
-//! - a map's data type `verdict` (the crate's `SetType` has no such type): [`SetBody::map`];
+//! - a map's data type `verdict` (the crate's `SetType` has no such type): [`SetBody::Definition`];
 //! - comments on tables, chains and counters: [`Commented`];
-//! - set flags in a fixed order (the crate keeps them in a `HashSet`): [`SetBody::flags`];
+//! - set flags in a fixed order (the crate keeps them in a `HashSet`): [`SetBody::Definition`];
 //! - verdicts as map values, written `{"drop": null}` as nft reads them (the crate's
 //!   `Verdict` expression writes `"drop"`, which nft refuses): elements hold [`SetItem`]s;
 //! - set and map references for `delete` and `flush` (the crate's `Set` requires a type).
