@@ -38,7 +38,10 @@ use nftables::expr::{
     BinaryOperation, CT, Elem, Expression, Fib, FibFlag, FibResult, Meta, MetaKey, NamedExpression, NgMode,
     Numgen, Payload, PayloadField, Prefix, SetItem,
 };
-use nftables::schema::{self, MetainfoObject, NfListObject, SetType, SetTypeValue};
+use nftables::schema::{
+    self, FlushObject, MetainfoObject, NfCmd, NfListObject, NfObject, Nftables, ResetObject, SetType,
+    SetTypeValue,
+};
 use nftables::stmt::{
     self, AnonymousCounter, JumpTarget, Mangle, Match, NAT, NATFamily, NATFlag, Operator, SetOp, Statement,
     VerdictMap,
@@ -208,6 +211,133 @@ pub struct ElementBody {
     pub elem: Vec<SetItem<'static>>,
 }
 
+fn metainfo() -> NfListObject<'static> {
+    NfListObject::MetainfoObject(MetainfoObject {
+        version: None,
+        release_name: None,
+        json_schema_version: Some(1),
+    })
+}
+
+impl Body {
+    /// The object type keyword.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Body::Table(_) => "table",
+            Body::Chain(_) => "chain",
+            Body::Rule(_) => "rule",
+            Body::Set(_) => "set",
+            Body::Map(_) => "map",
+            Body::Element(_) => "element",
+            Body::Counter(_) => "counter",
+        }
+    }
+}
+
+impl Command {
+    /// The command as the `nftables` crate's [`NfCmd`], if its schema can hold it.
+    pub fn to_nf_cmd(&self) -> Result<NfCmd<'static>, JsonError> {
+        let err = |reason: &'static str| JsonError::Operation {
+            verb: self.verb.as_str(),
+            kind: self.object.kind(),
+            reason,
+        };
+        const NO_COMMENT: &str = "the nftables crate's schema has no comment for it";
+        let obj = match &self.object {
+            Body::Table(t) if t.comment.is_none() => NfListObject::Table(t.object.clone()),
+            Body::Chain(c) if c.comment.is_none() => NfListObject::Chain(c.object.clone()),
+            Body::Counter(c) if c.comment.is_none() => NfListObject::Counter(c.object.clone()),
+            Body::Table(_) | Body::Chain(_) | Body::Counter(_) => return Err(err(NO_COMMENT)),
+            Body::Rule(r) => NfListObject::Rule(r.clone()),
+            Body::Set(SetBody::Definition {
+                set,
+                map: None,
+                flags,
+            }) => {
+                let mut s = (**set).clone();
+                s.flags = (!flags.is_empty()).then(|| flags.iter().copied().collect());
+                NfListObject::Set(Box::new(s))
+            }
+            Body::Map(SetBody::Definition {
+                set,
+                map: Some(MapData::Type(data)),
+                flags,
+            }) => {
+                let s = (**set).clone();
+                NfListObject::Map(Box::new(schema::Map {
+                    family: s.family,
+                    table: s.table,
+                    name: s.name,
+                    handle: None,
+                    set_type: s.set_type,
+                    map: data.clone(),
+                    policy: s.policy,
+                    flags: (!flags.is_empty()).then(|| flags.iter().copied().collect()),
+                    elem: None,
+                    timeout: s.timeout,
+                    gc_interval: s.gc_interval,
+                    size: s.size,
+                    comment: s.comment,
+                }))
+            }
+            Body::Map(SetBody::Definition {
+                map: Some(MapData::Verdict),
+                ..
+            }) => {
+                return Err(err("the nftables crate's schema has no `verdict` data type"));
+            }
+            Body::Set(SetBody::Definition { .. }) | Body::Map(SetBody::Definition { .. }) => {
+                return Err(err("a set with a data type, or a map without one"));
+            }
+            Body::Set(SetBody::Reference { .. }) | Body::Map(SetBody::Reference { .. }) => {
+                return Err(err("the nftables crate's set and map types require a data type"));
+            }
+            Body::Element(e) => {
+                let mut elem = Vec::with_capacity(e.elem.len());
+                for item in &e.elem {
+                    elem.push(match item {
+                        SetItem::Element(x) => x.clone(),
+                        SetItem::Mapping(k, v) => Expression::List(vec![k.clone(), v.clone()]),
+                        SetItem::MappingStatement(k, Statement::Goto(t)) => {
+                            Expression::List(vec![k.clone(), Expression::Verdict(nftables::expr::Verdict::Goto(t.clone()))])
+                        }
+                        SetItem::MappingStatement(k, Statement::Jump(t)) => {
+                            Expression::List(vec![k.clone(), Expression::Verdict(nftables::expr::Verdict::Jump(t.clone()))])
+                        }
+                        SetItem::MappingStatement(..) => {
+                            return Err(err(
+                                "the nftables crate writes an accept/drop/return value as a string, which nft refuses",
+                            ));
+                        }
+                    });
+                }
+                NfListObject::Element(schema::Element {
+                    family: e.family,
+                    table: Cow::Owned(e.table.clone()),
+                    name: Cow::Owned(e.name.clone()),
+                    elem: Cow::Owned(elem),
+                })
+            }
+        };
+        Ok(match self.verb {
+            Verb::Add => NfCmd::Add(obj),
+            Verb::Create => NfCmd::Create(obj),
+            Verb::Insert => NfCmd::Insert(obj),
+            Verb::Delete => NfCmd::Delete(obj),
+            Verb::Flush => NfCmd::Flush(match obj {
+                NfListObject::Table(t) => FlushObject::Table(t),
+                NfListObject::Chain(c) => FlushObject::Chain(c),
+                _ => return Err(err("not flushable through the crate's schema")),
+            }),
+            Verb::Reset => NfCmd::Reset(match obj {
+                NfListObject::Counter(c) => ResetObject::Counter(c),
+                _ => return Err(err("not resettable through the crate's schema")),
+            }),
+            Verb::Replace | Verb::Destroy => return Err(err("the nftables crate has no such command")),
+        })
+    }
+}
+
 impl Serialize for Command {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(1))?;
@@ -227,12 +357,7 @@ impl Serialize for Document {
         struct Items<'a>(&'a [Command]);
         impl Serialize for Items<'_> {
             fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                let meta = NfListObject::MetainfoObject(MetainfoObject {
-                    version: None,
-                    release_name: None,
-                    json_schema_version: Some(1),
-                });
-                s.collect_seq(std::iter::once(Item::Meta(meta)).chain(self.0.iter().map(Item::Command)))
+                s.collect_seq(std::iter::once(Item::Meta(metainfo())).chain(self.0.iter().map(Item::Command)))
             }
         }
         let mut m = s.serialize_map(Some(1))?;
@@ -275,6 +400,22 @@ impl Document {
     /// The document as one line of JSON (`nft -j -f` input).
     pub fn to_json(&self) -> Result<String, JsonError> {
         serde_json::to_string(self).map_err(|e| JsonError::Encode(e.to_string()))
+    }
+
+    /// The document as the `nftables` crate's own [`Nftables`] (e.g. for
+    /// `nftables::helper::apply_ruleset`), where the crate's schema can hold every command:
+    /// typically a partial sync's transaction (chains, rules, elements with `goto`/`jump`
+    /// values). A full rule set has verdict maps and comments on its table and chains, which
+    /// the schema (0.6) cannot hold: those commands are a [`JsonError::Operation`] naming what
+    /// is missing, never silently changed. Serialised, the result equals [`Document::to_json`].
+    pub fn to_nftables(&self) -> Result<Nftables<'static>, JsonError> {
+        let mut objects = vec![NfObject::ListObject(metainfo())];
+        for c in &self.commands {
+            objects.push(NfObject::CmdObject(c.to_nf_cmd()?));
+        }
+        Ok(Nftables {
+            objects: Cow::Owned(objects),
+        })
     }
 
     /// The document as JSON indented for people.

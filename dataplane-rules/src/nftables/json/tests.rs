@@ -470,3 +470,64 @@ fn a_state_is_its_add_commands() {
         r#"{"nftables":[{"metainfo":{"json_schema_version":1}}]}"#
     );
 }
+
+#[test]
+fn a_partial_sync_is_also_the_crates_own_nftables_document() {
+    let mut t = tx();
+    t.add_chain("endpoint-X");
+    t.flush_chain("endpoint-X");
+    t.add_rule(
+        "endpoint-X",
+        "meta l4proto tcp dnat to 10.0.0.1:80".into(),
+        Some("ns/svc:p"),
+    );
+    t.add_element(
+        ContainerKind::Map,
+        "service-ips",
+        "10.96.0.1 . tcp . 80".into(),
+        Some("goto service-X".into()),
+        Some("c".into()),
+    );
+    t.add_element(ContainerKind::Set, "cluster-ips", "10.96.0.1".into(), None, None);
+    t.delete_element(ContainerKind::Map, "service-ips", "10.96.0.2 . tcp . 80".into());
+    let d = Document::from_transaction(&t).unwrap();
+    let nft = d.to_nftables().unwrap();
+    assert_eq!(serde_json::to_value(&nft).unwrap(), doc(&t));
+    assert_eq!(nft.objects.len(), 7);
+    // what the crate's schema cannot hold is an error, never a changed document
+    let mut t = tx();
+    t.add_map(Set {
+        name: "service-ips".into(),
+        set_type: "ipv4_addr . inet_proto . inet_service : verdict".into(),
+        flags: vec![],
+        timeout: None,
+        comment: None,
+    });
+    assert!(matches!(
+        Document::from_transaction(&t).unwrap().to_nftables(),
+        Err(JsonError::Operation { .. })
+    ));
+    let mut t = tx();
+    t.add_table(Some("rules for kube-proxy"));
+    assert!(Document::from_transaction(&t).unwrap().to_nftables().is_err());
+    let mut t = tx();
+    t.add_element(
+        ContainerKind::Map,
+        "m",
+        "10.0.0.1 . tcp . 80".into(),
+        Some("drop".into()),
+        None,
+    );
+    assert!(Document::from_transaction(&t).unwrap().to_nftables().is_err());
+    let mut t = tx();
+    t.add_table(None);
+    t.add_set(Set {
+        name: "affinity-X".into(),
+        set_type: "ipv4_addr".into(),
+        flags: vec![SetFlag::Timeout],
+        timeout: Some(60),
+        comment: None,
+    });
+    let d = Document::from_transaction(&t).unwrap();
+    assert_eq!(serde_json::to_value(d.to_nftables().unwrap()).unwrap(), doc(&t));
+}
