@@ -1236,7 +1236,8 @@ impl Parser {
                 | "ct"
                 | "fib"
                 | "numgen"
-        ) || meta_key(w).is_some_and(|_| w != "protocol" && w != "length" && w != "priority")
+        ) || (meta_key(w).is_some()
+            && !matches!(w, "protocol" | "length" | "priority" | "l4proto" | "nfproto"))
     }
 
     fn primary_binop(&mut self) -> Res<Expression<'static>> {

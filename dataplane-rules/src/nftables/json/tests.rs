@@ -233,6 +233,7 @@ fn what_is_not_understood_is_an_error_naming_the_rule() {
         "meta foo bar",
         "mark and 0x100000000 != 0 accept",
         "dnat to nowhere",
+        "l4proto tcp accept",
         "",
     ] {
         assert!(rule_statements(bad).is_err(), "{bad:?} was converted");
