@@ -12,10 +12,10 @@ use svcnet_rules::ipvs::IpvsRuleSet;
 use svcnet_rules::nftables::{Family, State};
 use svcnet_rules::trace::{self, HostAddresses, Outcome, Packet, Trace, TraceError};
 
-use crate::cmd::rules::{self, Backend};
+use crate::cmd::rules::{self, Backend, RulesFormat};
 use crate::error::CliError;
 use crate::input::read_bytes;
-use crate::output::{Format, print_json, print_text};
+use crate::output::{print_json, print_text};
 
 /// Arguments of `svcnet trace`: every setting of `svcnet rules`, and the packet(s).
 #[derive(Debug, clap::Args)]
@@ -97,6 +97,11 @@ impl RuleSet {
 
 /// Runs `svcnet trace`.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    if args.rules.output == RulesFormat::NftJson {
+        return Err(CliError::Usage(
+            "--output nft-json: only for `svcnet rules --backend nftables`".to_owned(),
+        ));
+    }
     let config = rules::config(&args.rules)?;
     let family = if config.node_ip.is_ipv4() {
         Family::Ip
@@ -158,8 +163,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     t.notes.extend(notes);
     match args.rules.output {
-        Format::Json => print_json(&t)?,
-        Format::Text => print_text(&text(&t, &packet))?,
+        RulesFormat::Json => print_json(&t)?,
+        RulesFormat::Text | RulesFormat::NftJson => print_text(&text(&t, &packet))?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -261,8 +266,8 @@ fn batch(
         flows: Vec<FlowAnswer>,
     }
     match args.rules.output {
-        Format::Json => print_json(&Answer { flows: answers })?,
-        Format::Text => {
+        RulesFormat::Json => print_json(&Answer { flows: answers })?,
+        RulesFormat::Text | RulesFormat::NftJson => {
             let mut out = String::new();
             for a in &answers {
                 let what = match (&a.error, &a.output) {

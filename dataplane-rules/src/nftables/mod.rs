@@ -16,12 +16,18 @@
 //! - [`Limits`]: kernel and nft limits checked before anything is emitted; a breach is an
 //!   [`NftError::Limit`] naming the Service, and nothing is applied.
 //!
+//! - With the `nft-json` feature, [`json`]: transactions and rule sets as libnftables JSON
+//!   documents (`nft -j -f` input), rules converted to typed statements through the
+//!   `nftables` crate's schema.
+//!
 //! Kubernetes references: `pkg/proxy/nftables/proxier.go` (v1.37.2), knftables v0.0.22
 //! (`transaction.go`, `objects.go`, `fake.go`).
 
 mod error;
 mod fxhash;
 mod input;
+#[cfg(feature = "nft-json")]
+pub mod json;
 mod limits;
 mod names;
 mod object;

@@ -8,9 +8,9 @@ use serde_json::json;
 use svcnet_rules::iptables::{IptablesSettings, IptablesState, Transaction, sync};
 use svcnet_rules::{ProxyConfig, ProxyModel};
 
-use super::{Args, History, Print};
+use super::{Args, History, Print, RulesFormat};
 use crate::error::CliError;
-use crate::output::{Format, print_json};
+use crate::output::print_json;
 
 /// Syncs every state of `history` in turn; returns the last transaction and the tables after it.
 pub fn replay(config: &ProxyConfig, history: &History) -> Result<(Transaction, IptablesState), CliError> {
@@ -46,7 +46,7 @@ pub fn replay(config: &ProxyConfig, history: &History) -> Result<(Transaction, I
 pub fn run(args: &Args, config: &ProxyConfig, history: &History) -> Result<ExitCode, CliError> {
     let (tx, state) = replay(config, history)?;
     match args.output {
-        Format::Json => {
+        RulesFormat::Json => {
             print_json(&json!({
                 "backend": "iptables",
                 "family": config.family(),
@@ -58,7 +58,7 @@ pub fn run(args: &Args, config: &ProxyConfig, history: &History) -> Result<ExitC
                 "syncs": history.steps.len(),
             }))?;
         }
-        Format::Text => {
+        RulesFormat::Text | RulesFormat::NftJson => {
             let text = match args.print {
                 Print::Transaction => tx.to_restore_text(),
                 Print::State => state.to_save_text(),

@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use svcnet_rules::ipvs::{self, IptablesView, IpvsOptions};
 use svcnet_rules::{ProxyConfig, ProxyModel};
 
-use super::{Args, History, Print};
+use super::{Args, History, Print, RulesFormat};
 use crate::error::CliError;
-use crate::output::{Format, print_json, print_text};
+use crate::output::{print_json, print_text};
 
 /// The IPVS rule set of the last state of `history`.
 pub fn rule_set(
@@ -44,8 +44,8 @@ pub fn run(args: &Args, config: &ProxyConfig, history: &History) -> Result<ExitC
     };
     let rules = rule_set(config, history, &options)?;
     match args.output {
-        Format::Json => print_json(&rules.to_json())?,
-        Format::Text => {
+        RulesFormat::Json => print_json(&rules.to_json())?,
+        RulesFormat::Text | RulesFormat::NftJson => {
             let view = match args.print {
                 Print::Transaction => IptablesView::Transaction,
                 Print::State => IptablesView::State,

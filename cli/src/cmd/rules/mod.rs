@@ -16,7 +16,6 @@ use svcnet_rules::{HostAddress, HostInterface, LocalDetectorMode, ProxyConfig};
 
 use crate::error::CliError;
 use crate::input::read_set;
-use crate::output::Format;
 
 /// The backend to compile rules for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -37,6 +36,19 @@ pub enum Print {
     Transaction,
     /// The complete rule set after the last sync.
     State,
+}
+
+/// `--output` values of `rules` (and `trace`, which takes every flag of `rules`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum RulesFormat {
+    /// Readable text: the transaction or the state as handed to the kernel.
+    #[default]
+    Text,
+    /// Machine-readable JSON: the typed rule set.
+    Json,
+    /// nftables only: the transaction or the state as one libnftables JSON document
+    /// (`nft -j -f` input).
+    NftJson,
 }
 
 /// `--local-detector` values.
@@ -116,9 +128,10 @@ pub struct Args {
     /// Print the last sync's transaction or the complete rule set after it.
     #[arg(long, value_enum, default_value_t = Print::Transaction)]
     pub print: Print,
-    /// Output format: text, or the typed rule set as JSON.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub output: Format,
+    /// Output format: text, the typed rule set as JSON, or (nftables) libnftables JSON for
+    /// `nft -j -f`.
+    #[arg(long, value_enum, default_value_t = RulesFormat::Text)]
+    pub output: RulesFormat,
     /// nftables: split the printed transaction into chunks of at most N operations, each
     /// preceded by a `# chunk I/N (K operations)` line and run as its own `nft -f` (so one
     /// huge sync is never one huge netlink batch); 0 prints it whole.
@@ -152,6 +165,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         eprintln!(
             "svcnet: warning: --random-fully false is ignored: kube-proxy v1.37.2 always masquerades with --random-fully"
         );
+    }
+    if args.output == RulesFormat::NftJson && args.backend != Backend::Nftables {
+        return Err(CliError::Usage(
+            "--output nft-json: only with --backend nftables".to_owned(),
+        ));
     }
     let history = history(&args)?;
     match args.backend {

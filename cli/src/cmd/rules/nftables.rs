@@ -13,9 +13,9 @@ use svcnet_model::{Node, ObjectMeta};
 use svcnet_rules::nftables::{NftConfig, NftProxier, NftServicePort, SyncOutput};
 use svcnet_rules::{ProxyConfig, ProxyModel};
 
-use super::{Args, History, Print, Step};
+use super::{Args, History, Print, RulesFormat, Step};
 use crate::error::CliError;
-use crate::output::{Format, print_json, print_text};
+use crate::output::{print_json, print_text};
 
 const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
 
@@ -215,7 +215,8 @@ pub fn run(args: &Args, config: &ProxyConfig, history: &History) -> Result<ExitC
         t
     };
     match args.output {
-        Format::Json => print_json(&json!({
+        RulesFormat::NftJson => return nft_json(args, &out, &proxier),
+        RulesFormat::Json => print_json(&json!({
             "backend": "nftables",
             "kube_proxy": "v1.37.2",
             "family": out.main.family,
@@ -227,10 +228,48 @@ pub fn run(args: &Args, config: &ProxyConfig, history: &History) -> Result<ExitC
             "state": proxier.state(),
             "text": {"transaction": transaction_text(), "state": proxier.state().dump()},
         }))?,
-        Format::Text => match args.print {
+        RulesFormat::Text => match args.print {
             Print::Transaction => print_text(&transaction_text())?,
             Print::State => print_text(&proxier.state().dump())?,
         },
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--output nft-json`: the transaction (one document per chunk with
+/// `--nft-max-operations`, one per line) or the state as libnftables JSON.
+#[cfg(feature = "nft-json")]
+fn nft_json(args: &Args, out: &SyncOutput, proxier: &NftProxier) -> Result<ExitCode, CliError> {
+    use svcnet_rules::nftables::json::Document;
+    let docs = match args.print {
+        Print::State => Document::from_state(proxier.state()).map(|d| vec![d]),
+        Print::Transaction if args.nft_max_operations == 0 => {
+            Document::from_transaction(&out.main).map(|d| vec![d])
+        }
+        Print::Transaction => out
+            .main
+            .chunks(args.nft_max_operations)
+            .iter()
+            .map(Document::from_transaction)
+            .collect(),
+    };
+    let docs = match docs {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("svcnet: rules: no libnftables JSON for the rule set: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    for d in docs {
+        print_text(&d.to_json().map_err(|e| CliError::Output(e.to_string()))?)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--output nft-json` without the `nft-json` feature.
+#[cfg(not(feature = "nft-json"))]
+fn nft_json(_: &Args, _: &SyncOutput, _: &NftProxier) -> Result<ExitCode, CliError> {
+    Err(CliError::Usage(
+        "--output nft-json: this svcnet was built without the nft-json feature".to_owned(),
+    ))
 }
