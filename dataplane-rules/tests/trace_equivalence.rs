@@ -192,6 +192,7 @@ fn check(svcs: &[Svc]) -> Result<(), String> {
     let table = nft.state().table(Family::Ip, TABLE).ok_or("no nftables table")?;
     let ipvs = svcnet_rules::ipvs::build(&model, &cfg, &svcnet_rules::ipvs::IpvsOptions::default())
         .map_err(|e| e.to_string())?;
+    let ipvs_tracer = svcnet_rules::trace::ipvs::IpvsTracer::new(&ipvs).map_err(|e| e.to_string())?;
     for p in packets(svcs) {
         let a = svcnet_rules::trace::iptables::trace(&ipt, &host, &p).map_err(|e| e.to_string())?;
         let b = svcnet_rules::trace::nftables::trace(table, &host, &p).map_err(|e| e.to_string())?;
@@ -203,17 +204,15 @@ fn check(svcs: &[Svc]) -> Result<(), String> {
         if key(&b) != key(&rb) {
             return Err(format!("{p:?}: nftables {:?}, reference {:?}", key(&b), key(&rb)));
         }
-        let to_cluster_ip = model.ports.iter().any(|sp| sp.cluster_ip == p.destination);
-        if to_cluster_ip && ra.outcome == Outcome::Dnat {
-            let c = svcnet_rules::trace::ipvs::trace(&ipvs, &p);
-            if (c.outcome, c.endpoint_strings()) != (ra.outcome, ra.endpoint_strings()) {
-                return Err(format!(
-                    "{p:?}: ipvs {:?} {:?}, reference {:?}",
-                    c.outcome,
-                    c.endpoint_strings(),
-                    key(&ra)
-                ));
-            }
+        let c = ipvs_tracer.trace(&host, &p).map_err(|e| e.to_string())?;
+        let rc = reference(&model, &cfg, &host, Dialect::Ipvs, &p).map_err(|e| e.to_string())?;
+        if key(&c) != key(&rc) {
+            return Err(format!(
+                "{p:?}: ipvs {:?}, reference {:?}\nwalk {:#?}",
+                key(&c),
+                key(&rc),
+                c.walk
+            ));
         }
     }
     Ok(())
