@@ -41,6 +41,8 @@ enum Command {
     Trace(cmd::trace::Args),
     /// Why a Service does (not) work, in the order an expert checks.
     Explain(cmd::explain::Args),
+    /// The conntrack entries the proxy on one node must flush after a change of state.
+    Conntrack(cmd::conntrack::Args),
     /// The DNS records a cluster DNS server serves.
     Dns(cmd::dns::Args),
     /// The service environment variables the kubelet injects into a container.
@@ -86,6 +88,7 @@ fn main() -> ExitCode {
         Command::Rules(a) => cmd::rules::run(a),
         Command::Trace(a) => cmd::trace::run(a),
         Command::Explain(a) => cmd::explain::run(a),
+        Command::Conntrack(a) => cmd::conntrack::run(a),
         Command::Dns(a) => cmd::dns::run(a),
         Command::Env(a) => cmd::env::run(a),
     };

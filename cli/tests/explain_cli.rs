@@ -210,3 +210,157 @@ fn text_output_reads_as_an_answer() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(run.stdout.contains("ExternalName"), "{}", run.stdout);
 }
+
+/// The findings of `explain --output json` as (code, message, objects).
+fn findings(items: Vec<Value>, svc: &str, extra: &[&str]) -> Vec<(String, String, Vec<String>)> {
+    let dir = common::scratch_dir("explain-trace");
+    let input = common::write_json(
+        &dir,
+        "in.json",
+        &json!({"apiVersion": "v1", "kind": "List", "items": items}),
+    );
+    let mut args = vec!["explain", svc, "--output", "json"];
+    args.extend_from_slice(extra);
+    args.push(&input);
+    let run = common::svcnet(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let v = common::first_json(&run.stdout).expect("json");
+    v["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap_or_default().to_owned(),
+                f["message"].as_str().unwrap_or_default().to_owned(),
+                f["objects"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|o| o.as_str().map(str::to_owned))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+fn node_port_web(etp: &str) -> Value {
+    service(
+        "web",
+        json!({"type": "NodePort", "clusterIP": "10.96.0.10", "clusterIPs": ["10.96.0.10"],
+               "selector": {"app": "web"}, "externalTrafficPolicy": etp,
+               "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080, "nodePort": 30080}]}),
+    )
+}
+
+fn node(name: &str, ip: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+           "status": {"addresses": [{"type": "InternalIP", "address": ip}]}})
+}
+
+#[test]
+fn populated_slices_trace_each_frontend_through_the_node_rules() {
+    let items = vec![
+        node_port_web("Cluster"),
+        pod("web-1", json!({"app": "web"}), true, json!([])),
+        slice("web", true),
+    ];
+    let f = findings(
+        items,
+        "shop/web",
+        &[
+            "--node",
+            "node-b",
+            "--node-ip",
+            "192.168.0.3",
+            "--cluster-cidr",
+            "10.0.0.0/8",
+        ],
+    );
+    let codes: Vec<&str> = f.iter().map(|x| x.0.as_str()).collect();
+    assert_eq!(codes, ["Healthy", "PacketTrace", "PacketTrace"], "{f:?}");
+    let (_, cluster_ip, objects) = &f[1];
+    assert!(
+        cluster_ip.contains("to the ClusterIP 10.96.0.10:80/TCP (spec.clusterIPs, spec.ports[0] \"http\") is DNATed to one of 10.0.0.5:8080, source address kept"),
+        "{cluster_ip}"
+    );
+    assert!(
+        cluster_ip.starts_with("iptables on node node-b: a packet from a pod (10.0.0.1"),
+        "{cluster_ip}"
+    );
+    assert_eq!(
+        objects,
+        &["Service shop/web", "EndpointSlice shop/web-x", "Node node-b"]
+    );
+    assert!(
+        f[2].1.contains("to the NodePort 192.168.0.3:30080/TCP (spec.ports[0].nodePort) is DNATed to one of 10.0.0.5:8080 and masqueraded"),
+        "{}",
+        f[2].1
+    );
+}
+
+#[test]
+fn local_policy_drops_in_iptables_and_falls_back_in_ipvs() {
+    let items = vec![
+        node_port_web("Local"),
+        pod("web-1", json!({"app": "web"}), true, json!([])),
+        slice("web", true),
+        node("node-b", "192.168.0.3"),
+    ];
+    // The node IP comes from the Node's InternalIP.
+    let ipt = findings(items.clone(), "shop/web", &["--node", "node-b"]);
+    let node_port = ipt
+        .iter()
+        .find(|x| x.1.contains("NodePort"))
+        .expect("a NodePort trace");
+    assert!(
+        node_port
+            .1
+            .ends_with("is dropped by filter KUBE-EXTERNAL-SERVICES"),
+        "{}",
+        node_port.1
+    );
+    let ipvs = findings(items, "shop/web", &["--node", "node-b", "--backend", "ipvs"]);
+    assert!(
+        ipvs[0].0 == "NoLocalEndpoints" && ipvs[0].1.contains("in IPVS mode"),
+        "{ipvs:?}"
+    );
+    let node_port = ipvs
+        .iter()
+        .find(|x| x.1.contains("NodePort"))
+        .expect("a NodePort trace");
+    assert!(
+        node_port
+            .1
+            .contains("is DNATed to one of 10.0.0.5:8080, source address kept"),
+        "{}",
+        node_port.1
+    );
+}
+
+#[test]
+fn no_trace_without_slices_or_node_address() {
+    let codes = explain(
+        vec![
+            node_port_web("Cluster"),
+            pod("web-1", json!({"app": "web"}), true, json!([])),
+        ],
+        "shop/web",
+        &["--node", "node-b", "--node-ip", "192.168.0.3"],
+    );
+    assert_eq!(codes, ["NoEndpointSlices"]);
+    let codes = explain(
+        vec![
+            node_port_web("Cluster"),
+            pod("web-1", json!({"app": "web"}), true, json!([])),
+            slice("web", true),
+        ],
+        "shop/web",
+        &["--node", "node-b"],
+    );
+    assert_eq!(
+        codes,
+        ["Healthy"],
+        "no Node object, no --node-ip: nothing to trace"
+    );
+}

@@ -24,6 +24,7 @@ use crate::proxy::{Protocol, ProxyModel, ServicePortInfo, ServicePortName};
 
 /// One conntrack filter: entries matching every field that is set are to be deleted.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ConntrackFilter {
     /// The protocol (`-p`).
     pub protocol: Protocol,
@@ -37,6 +38,46 @@ pub struct ConntrackFilter {
     pub service: String,
     /// Why.
     pub reason: &'static str,
+}
+
+impl ConntrackFilter {
+    /// The filter as a conntrack-tools command line that deletes the entries it matches:
+    /// `conntrack -D [-f ipv6] -p udp [--orig-dst IP] --orig-port-dst PORT [--reply-src IP
+    /// --reply-port-src PORT]` (an entry DNATed to an endpoint has the endpoint as its reply
+    /// source). `ipv6`: the proxier's family (conntrack-tools reads IPv4 unless told).
+    ///
+    /// ```
+    /// use svcnet_rules::Protocol;
+    /// use svcnet_rules::conntrack::ConntrackFilter;
+    /// let f = ConntrackFilter {
+    ///     protocol: Protocol::Udp,
+    ///     original_destination: Some("10.96.0.10".parse().unwrap()),
+    ///     original_port: 53,
+    ///     endpoint: Some("10.244.1.5:5353".parse().unwrap()),
+    ///     service: "kube-system/dns:dns".to_owned(),
+    ///     reason: "the endpoint was removed from the service port",
+    /// };
+    /// assert_eq!(
+    ///     f.command_line(false),
+    ///     "conntrack -D -p udp --orig-dst 10.96.0.10 --orig-port-dst 53 --reply-src 10.244.1.5 --reply-port-src 5353"
+    /// );
+    /// ```
+    pub fn command_line(&self, ipv6: bool) -> String {
+        let mut out = String::from("conntrack -D");
+        if ipv6 {
+            out.push_str(" -f ipv6");
+        }
+        out.push_str(" -p ");
+        out.push_str(self.protocol.lower());
+        if let Some(d) = self.original_destination {
+            out.push_str(&format!(" --orig-dst {d}"));
+        }
+        out.push_str(&format!(" --orig-port-dst {}", self.original_port));
+        if let Some(e) = self.endpoint {
+            out.push_str(&format!(" --reply-src {} --reply-port-src {}", e.ip(), e.port()));
+        }
+        out
+    }
 }
 
 /// The frontends of a service port: ClusterIP, externalIPs and LoadBalancer IPs with the

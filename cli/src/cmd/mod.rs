@@ -1,6 +1,7 @@
 //! One module per subcommand, each with its `Args` and `run`.
 
 pub mod alloc;
+pub mod conntrack;
 pub mod dns;
 pub mod endpoints;
 pub mod env;

@@ -11,8 +11,14 @@
 //! assert_eq!(e.findings[0].code, Code::ServiceNotFound);
 //! ```
 
+mod node;
+
+pub use node::Backend;
+
 use serde::Serialize;
 use svcnet_model::{EndpointSlice, IntOrString, ObjectSet, Pod, Service};
+
+use crate::proxy::ProxyConfig;
 
 /// What a finding says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -39,6 +45,9 @@ pub enum Code {
     NoLocalEndpoints,
     /// Nothing wrong found.
     Healthy,
+    /// What the node's rules do with a packet to one of the Service's frontends (see
+    /// [`explain_on_node`]).
+    PacketTrace,
 }
 
 /// One finding, with the objects (and fields) involved.
@@ -161,6 +170,76 @@ pub fn explain(objects: &ObjectSet, ns: &str, name: &str, node: Option<&str>) ->
         service: key,
         findings,
     }
+}
+
+/// [`explain`] for the node of `config`, and then, when the Service has EndpointSlices (and is
+/// neither ExternalName nor headless), what that node's rules (`backend`) do with a packet to
+/// each of its frontends: from a pod on the node (a Pod of the input on that node, else the
+/// first address of the cluster CIDR, else the node itself) to each ClusterIP:port, and from
+/// outside to each NodePort, external IP and load-balancer IP, one [`Code::PacketTrace`]
+/// finding each.
+///
+/// ```
+/// use svcnet_model::ObjectSet;
+/// use svcnet_rules::ProxyConfig;
+/// use svcnet_rules::explain::{Backend, Code, explain_on_node};
+/// let mut objects = ObjectSet::default();
+/// objects.services.push(serde_json::from_str(r#"{"metadata":{"namespace":"shop","name":"web"},
+///   "spec":{"clusterIP":"10.96.0.10","clusterIPs":["10.96.0.10"],
+///   "ports":[{"name":"http","port":80,"protocol":"TCP"}]}}"#).unwrap());
+/// objects.endpoint_slices.push(serde_json::from_str(r#"{"metadata":{"namespace":"shop","name":"web-1",
+///   "labels":{"kubernetes.io/service-name":"web"}},"addressType":"IPv4",
+///   "endpoints":[{"addresses":["10.244.0.7"],"nodeName":"node-a"}],
+///   "ports":[{"name":"http","port":8080,"protocol":"TCP"}]}"#).unwrap());
+/// let mut config = ProxyConfig::new("node-a", "192.168.0.2".parse().unwrap());
+/// config.cluster_cidrs = vec!["10.244.0.0/16".parse().unwrap()];
+/// let e = explain_on_node(&objects, "shop", "web", &config, Backend::Iptables);
+/// let t = e.findings.iter().find(|f| f.code == Code::PacketTrace).unwrap();
+/// assert!(t.message.contains("is DNATed to one of 10.244.0.7:8080"), "{}", t.message);
+/// ```
+pub fn explain_on_node(
+    objects: &ObjectSet,
+    ns: &str,
+    name: &str,
+    config: &ProxyConfig,
+    backend: Backend,
+) -> Explanation {
+    let mut e = explain(objects, ns, name, Some(&config.node_name));
+    if backend == Backend::Ipvs {
+        // IPVS programs the cluster endpoints when a Local policy finds none on the node
+        // (kube-proxy v1.37.2 `syncEndpoint`): nothing is dropped.
+        for f in e.findings.iter_mut().filter(|f| f.code == Code::NoLocalEndpoints) {
+            if let Some((head, _)) = f.message.split_once(": traffic of that policy") {
+                f.message = format!(
+                    "{head}: in IPVS mode kube-proxy then sends that traffic to the cluster-wide endpoints instead of dropping it (from outside, the replies carry the endpoints' addresses and are lost)"
+                );
+            }
+        }
+    }
+    let Some(svc) = objects
+        .services
+        .iter()
+        .find(|s| s.metadata.namespace() == ns && s.metadata.name() == name)
+    else {
+        return e;
+    };
+    let spec = svc.spec();
+    if spec.type_.as_deref() == Some("ExternalName") || spec.cluster_ip.as_deref() == Some("None") {
+        return e;
+    }
+    let slices = slices_of(objects, ns, name);
+    if slices.is_empty() {
+        return e;
+    }
+    let mut objs = vec![format!("Service {ns}/{name}")];
+    objs.extend(
+        slices
+            .iter()
+            .map(|s| format!("EndpointSlice {ns}/{}", s.metadata.name())),
+    );
+    e.findings
+        .extend(node::trace_findings(objects, ns, name, config, backend, &objs));
+    e
 }
 
 fn explain_service(

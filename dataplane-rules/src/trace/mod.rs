@@ -2,8 +2,9 @@
 //!
 //! The tracers walk svcnet's own typed rule sets ([`iptables`] walks the tables of an
 //! [`IptablesState`](crate::iptables::IptablesState); [`nftables`] walks a
-//! [`TableState`](crate::nftables::TableState)) the way kube-proxy v1.37.2's test tracers
-//! walk theirs: every packet takes the PREROUTING-side hooks, `ct state new` always holds,
+//! [`TableState`](crate::nftables::TableState); [`ipvs::trace_rules`] walks an
+//! [`IpvsRuleSet`](crate::ipvs::IpvsRuleSet): its companion iptables rules with ipset
+//! membership, then its virtual servers) the way kube-proxy v1.37.2's test tracers walk theirs: every packet takes the PREROUTING-side hooks, `ct state new` always holds,
 //! random load balancing is expanded (the answer is the *set* of endpoints), and any match or
 //! target kube-proxy does not write is reported as [`TraceError::Unsupported`], never guessed.
 //!
