@@ -90,7 +90,7 @@ impl RuleSet {
                     svcnet_rules::nftables::TABLE
                 ))),
             },
-            RuleSet::Ipvs(r) => Ok(trace::ipvs::trace(r, p)),
+            RuleSet::Ipvs(r) => trace::ipvs::trace_rules(r, host, p),
         }
     }
 }
