@@ -348,6 +348,16 @@ impl ServiceSlices {
         existing: impl IntoIterator<Item = EndpointSlice>,
         options: Options,
     ) -> Result<ServiceSlices, SliceError> {
+        Self::with_shared(service, existing.into_iter().map(Arc::new), options)
+    }
+
+    /// As [`ServiceSlices::new`], with the existing slices already shared: nothing is copied,
+    /// and a slice is copied later only if it is rewritten while still shared.
+    pub fn with_shared(
+        service: &Service,
+        existing: impl IntoIterator<Item = Arc<EndpointSlice>>,
+        options: Options,
+    ) -> Result<ServiceSlices, SliceError> {
         options.check()?;
         let info = ServiceInfo::new(service, &options)?;
         let mut s = ServiceSlices {
@@ -363,9 +373,15 @@ impl ServiceSlices {
             index: None,
         };
         for slice in existing {
-            s.insert_entry(Arc::new(slice), None);
+            s.insert_entry(slice, None);
         }
         Ok(s)
+    }
+
+    /// The current slices, shared, in order (given ones first, then created ones); the state
+    /// is consumed, so a plan it made is then the only other holder of the slices it wrote.
+    pub fn into_slices(self) -> Vec<Arc<EndpointSlice>> {
+        self.slices.into_values().map(|e| e.slice).collect()
     }
 
     /// The Service's namespace and name.
