@@ -60,6 +60,7 @@
 //! # Ok::<(), svcnet_allocators::AllocError>(())
 //! ```
 
+mod allocator;
 mod bitmap;
 mod blocks;
 mod cluster_ip;
@@ -69,10 +70,13 @@ mod net;
 mod ports;
 mod repair;
 mod rng;
+#[cfg(feature = "script")]
+pub mod script;
 mod service;
 mod snapshot;
 mod sparse;
 
+pub use allocator::{Allocator, FamilyAllocator};
 pub use bitmap::{AllocationBitmap, ScanStrategy};
 pub use cluster_ip::{
     ClusterIpRange, ClusterIpRanges, IPV6_BITMAP_CAP, LEGACY_MAX_HOST_BITS, validate_legacy_range,
