@@ -14,7 +14,7 @@ use crate::allocator::{Allocator, FamilyAllocator};
 use crate::cluster_ip::{ClusterIpRange, ClusterIpRanges};
 use crate::error::{AllocError, ErrorKind};
 use crate::multi_cidr::{IpAddressRecord, MultiCidrAllocator};
-use crate::net::{IpFamily, cluster_ip_band_offset, node_port_band_offset, parse_cidr};
+use crate::net::{IpFamily, cluster_ip_band_offset, node_port_band_offset, parse_cidr, parse_family};
 use crate::ports::{NodePortAllocator, PortRange};
 use crate::repair::{ClusterIpRepair, NodePortRepair, RepairError, RepairEvent};
 use crate::snapshot::{RangeAllocation, decode_base64};
@@ -277,7 +277,7 @@ fn port_value(v: &Value, name: &str) -> Result<i32, AllocError> {
 
 fn family_field(op: &Value) -> Result<Option<IpFamily>, AllocError> {
     match op.get("family").and_then(Value::as_str) {
-        Some(f) => IpFamily::parse(f).map(Some),
+        Some(f) => parse_family(f).map(Some),
         None => Ok(None),
     }
 }
@@ -461,7 +461,7 @@ impl Model {
             }
             "multi-cidr" => {
                 let family = match s.get("family").and_then(Value::as_str) {
-                    Some(f) => IpFamily::parse(f).map_err(|e| e.to_string())?,
+                    Some(f) => parse_family(f).map_err(|e| e.to_string())?,
                     None => IpFamily::V4,
                 };
                 let mut alloc = MultiCidrAllocator::new(&[family]);

@@ -5,50 +5,15 @@ use std::net::Ipv6Addr;
 
 use smallvec::SmallVec;
 use svcnet_model::{
-    CompactString, Endpoint, EndpointConditions, ObjectReference, Pod, PodIp, Service, address_type,
-    pod_phase,
+    CompactString, Endpoint, EndpointConditions, ObjectReference, Pod, PodIp, Service, pod_phase,
 };
 
 use crate::hash::Hash128;
 use crate::nodes::{NodeLookup, NodeZones};
 
-/// The two address families the controller writes slices for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Family {
-    /// `IPv4` slices.
-    V4,
-    /// `IPv6` slices.
-    V6,
-}
-
-impl Family {
-    /// Both families, IPv4 first.
-    pub const ALL: [Family; 2] = [Family::V4, Family::V6];
-
-    /// The EndpointSlice `addressType` value.
-    pub fn address_type(self) -> &'static str {
-        match self {
-            Family::V4 => address_type::IPV4,
-            Family::V6 => address_type::IPV6,
-        }
-    }
-
-    /// The family of an `addressType` value; `None` for `FQDN`, the deprecated `IP` and others.
-    pub fn from_address_type(s: &str) -> Option<Family> {
-        match s {
-            address_type::IPV4 => Some(Family::V4),
-            address_type::IPV6 => Some(Family::V6),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn index(self) -> usize {
-        match self {
-            Family::V4 => 0,
-            Family::V6 => 1,
-        }
-    }
-}
+/// The two address families the controller writes slices for: the model's one
+/// [`IpFamily`](svcnet_model::IpFamily), under the name this crate used first.
+pub use svcnet_model::IpFamily as Family;
 
 /// True when `ip` is an IPv6 address in Go's sense: it parses as IPv6 and is not an
 /// IPv4-mapped address. Anything else (IPv4 text, garbage) counts as IPv4.
@@ -70,12 +35,7 @@ pub fn address_types(service: &Service) -> SmallVec<[Family; 2]> {
     let spec = service.spec();
     let mut out: SmallVec<[Family; 2]> = SmallVec::new();
     for f in spec.ip_families.as_deref().unwrap_or(&[]) {
-        let fam = match f.as_str() {
-            "IPv4" => Some(Family::V4),
-            "IPv6" => Some(Family::V6),
-            _ => None,
-        };
-        if let Some(fam) = fam
+        if let Some(fam) = Family::parse(f)
             && !out.contains(&fam)
         {
             out.push(fam);

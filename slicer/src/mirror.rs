@@ -230,7 +230,7 @@ where
                 .iter()
                 .map(|p| EndpointPort {
                     name: Some(p.name.clone().unwrap_or_default()),
-                    protocol: Some(p.protocol.clone().unwrap_or_else(|| "TCP".into())),
+                    protocol: Some(p.protocol().to_owned()),
                     port: Some(p.port),
                     app_protocol: p.app_protocol.clone(),
                 })

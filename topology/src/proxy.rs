@@ -223,7 +223,7 @@ impl<'a> EndpointTable<'a> {
                     namespace: service.0,
                     name: service.1,
                     port,
-                    protocol: p.protocol.as_deref().unwrap_or("TCP"),
+                    protocol: p.protocol(),
                 };
                 let list = ports.entry(name).or_default();
                 push_endpoints(list, node_name, *options, slice, ips, number);

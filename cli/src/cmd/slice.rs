@@ -210,7 +210,7 @@ fn describe(verb: &str, s: &EndpointSlice) -> String {
         .iter()
         .map(|p| {
             let n = p.port.map_or("*".to_owned(), |n| n.to_string());
-            let proto = p.protocol.as_deref().unwrap_or("TCP");
+            let proto = p.protocol();
             match p.name.as_deref() {
                 Some(name) if !name.is_empty() => format!("{name}:{n}/{proto}"),
                 _ => format!("{n}/{proto}"),
