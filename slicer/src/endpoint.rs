@@ -349,6 +349,30 @@ impl EndpointId {
         h.field(name.as_bytes());
         EndpointId(h.finish())
     }
+
+    /// True when `a` and `b` agree on every field the identity hashes (addresses in any
+    /// order, hostname, target namespace and name). Two endpoints whose identities are equal
+    /// are confirmed with this before they are taken for the same endpoint, so a hash
+    /// collision rewrites a slice instead of keeping the wrong endpoint.
+    pub fn same_identity(a: &Endpoint, b: &Endpoint) -> bool {
+        fn target(e: &Endpoint) -> (&str, &str) {
+            let tr = e.target_ref.as_ref();
+            (
+                tr.and_then(|t| t.namespace.as_deref()).unwrap_or(""),
+                tr.and_then(|t| t.name.as_deref()).unwrap_or(""),
+            )
+        }
+        fn sorted(e: &Endpoint) -> SmallVec<[&str; 4]> {
+            let mut v: SmallVec<[&str; 4]> = e.addresses.iter().map(CompactString::as_str).collect();
+            v.sort_unstable();
+            v
+        }
+        let addresses_equal =
+            a.addresses == b.addresses || (a.addresses.len() == b.addresses.len() && sorted(a) == sorted(b));
+        addresses_equal
+            && a.hostname.as_deref().unwrap_or("") == b.hostname.as_deref().unwrap_or("")
+            && target(a) == target(b)
+    }
 }
 
 /// A 128-bit key for a Pod's namespace and name.
@@ -396,6 +420,29 @@ pub fn endpoints_equal_beyond_id(a: &Endpoint, b: &Endpoint) -> bool {
 mod tests {
     use super::*;
     use svcnet_model::{PodCondition, PodIp, PodSpec, PodStatus, ServiceSpec};
+
+    #[test]
+    fn same_identity_confirms_a_matching_id() {
+        let ep = |addrs: &[&str], host: Option<&str>| Endpoint {
+            addresses: addrs.iter().map(|a| CompactString::from(*a)).collect(),
+            hostname: host.map(CompactString::from),
+            ..Default::default()
+        };
+        let a = ep(&["10.0.0.1", "10.0.0.2"], Some("h"));
+        assert!(EndpointId::same_identity(
+            &a,
+            &ep(&["10.0.0.2", "10.0.0.1"], Some("h"))
+        ));
+        assert!(!EndpointId::same_identity(
+            &a,
+            &ep(&["10.0.0.1", "10.0.0.3"], Some("h"))
+        ));
+        assert!(!EndpointId::same_identity(
+            &a,
+            &ep(&["10.0.0.1", "10.0.0.2"], None)
+        ));
+        assert!(!EndpointId::same_identity(&a, &ep(&["10.0.0.1"], Some("h"))));
+    }
 
     fn pod(ips: &[&str]) -> Pod {
         let mut p = Pod::default();

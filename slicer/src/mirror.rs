@@ -377,7 +377,9 @@ fn matches_exactly(s: &EndpointSlice, d: &Desired, max: usize) -> bool {
     let mut matched = 0usize;
     for ep in s.endpoints() {
         match d.get(&EndpointId::of(ep)) {
-            Some(want) if endpoints_equal_beyond_id(want, ep) => matched += 1,
+            Some(want) if endpoints_equal_beyond_id(want, ep) && EndpointId::same_identity(want, ep) => {
+                matched += 1
+            }
             _ => return false,
         }
     }

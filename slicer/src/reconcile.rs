@@ -53,7 +53,8 @@ impl Keys {
         if let Some(&i) = self.ids.get(&k) {
             return i;
         }
-        let i = u32::try_from(self.keys.len()).unwrap_or(u32::MAX);
+        // Fewer than 2^32 distinct port lists: each comes from a Service port or a slice.
+        let i = u32::try_from(self.keys.len()).expect("port-list keys fit in u32");
         self.ordered.push((k.0.len() > 1).then(|| {
             let mut ordered = k.0.clone();
             kubernetes_port_order(&mut ordered);
@@ -65,8 +66,8 @@ impl Keys {
     }
 
     fn get(&self, id: u32) -> &PortKey {
-        static EMPTY: PortKey = PortKey(Vec::new());
-        self.keys.get(id as usize).unwrap_or(&EMPTY)
+        // Ids come from `intern` only: indexing states the invariant.
+        &self.keys[id as usize]
     }
 
     /// The ports of a new slice of group `id`.
@@ -816,7 +817,7 @@ impl ServiceSlices {
             let mut changed = false;
             for (ep, id) in old.iter().zip(&e.ids) {
                 if let Some(d) = desired.take(*id) {
-                    if !endpoints_equal_beyond_id(&d, ep) {
+                    if !endpoints_equal_beyond_id(&d, ep) || !EndpointId::same_identity(&d, ep) {
                         changed = true;
                     }
                     kept.push(d);
@@ -900,10 +901,9 @@ impl ServiceSlices {
                 }
             }
             let changed = replace_at.iter().any(|&(i, id)| {
-                desired
-                    .get(id)
-                    .zip(eps.get(i))
-                    .is_some_and(|(d, old)| !endpoints_equal_beyond_id(d, old))
+                desired.get(id).zip(eps.get(i)).is_some_and(|(d, old)| {
+                    !endpoints_equal_beyond_id(d, old) || !EndpointId::same_identity(d, old)
+                })
             });
             let (labels, labels_changed) = self.info.slice_labels(e.slice.metadata.labels.as_ref());
             if changed || !drop_at.is_empty() {
