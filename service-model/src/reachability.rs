@@ -82,7 +82,7 @@ pub struct Namespace {
     pub labels: StringMap,
 }
 
-/// A transport protocol a NetworkPolicy port can name (the model's one [`Protocol`](crate::Protocol)).
+/// A transport protocol a NetworkPolicy port can name: the model's one protocol type.
 pub use crate::net::Protocol;
 
 /// An inclusive range of ports of one protocol.
