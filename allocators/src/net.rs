@@ -11,6 +11,7 @@ use crate::AllocError;
 pub use svcnet_model::IpFamily;
 
 /// Reads `IPv4` / `IPv6`, refusing anything else with the allocators' error.
+#[cfg(feature = "script")]
 pub(crate) fn parse_family(s: &str) -> Result<IpFamily, AllocError> {
     IpFamily::parse(s).ok_or_else(|| AllocError::invalid("ip family", s, "must be IPv4 or IPv6"))
 }
