@@ -60,6 +60,7 @@
 //! # Ok::<(), svcnet_allocators::AllocError>(())
 //! ```
 
+mod allocator;
 mod bitmap;
 mod blocks;
 mod cluster_ip;
@@ -69,10 +70,13 @@ mod net;
 mod ports;
 mod repair;
 mod rng;
+#[cfg(feature = "script")]
+pub mod script;
 mod service;
 mod snapshot;
 mod sparse;
 
+pub use allocator::{Allocator, FamilyAllocator};
 pub use bitmap::{AllocationBitmap, ScanStrategy};
 pub use cluster_ip::{
     ClusterIpRange, ClusterIpRanges, IPV6_BITMAP_CAP, LEGACY_MAX_HOST_BITS, validate_legacy_range,
@@ -82,7 +86,7 @@ pub use multi_cidr::{
     DELETION_GRACE_SECONDS, DeletionDecision, IP_ADDRESS_GRACE_SECONDS, IP_ALLOCATOR_CONTROLLER,
     IpAddressRecord, LABEL_IP_FAMILY, LABEL_MANAGED_BY, MultiCidrAllocator, ServiceRef, TERMINATING_MESSAGE,
 };
-pub use net::{IpFamily, cluster_ip_band_offset, node_port_band_offset, parse_cidr, prefix_contains_ip};
+pub use net::{IpFamily, cluster_ip_band_offset, node_port_band_offset, prefix_contains_ip};
 pub use ports::{NodePortAllocator, PortOperation, PortRange};
 pub use repair::{
     ClusterIpRepair, NodePortRepair, REPAIRS_BEFORE_LEAK_CLEANUP, RepairError, RepairEvent, RepairFinding,

@@ -7,62 +7,13 @@ use ipnet::IpNet;
 
 use crate::AllocError;
 
-/// An IP family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum IpFamily {
-    /// IPv4.
-    V4,
-    /// IPv6.
-    V6,
-}
+/// An IP family: the model's one [`IpFamily`](svcnet_model::IpFamily).
+pub use svcnet_model::IpFamily;
 
-impl IpFamily {
-    /// The family of an address.
-    pub fn of(ip: IpAddr) -> Self {
-        match ip {
-            IpAddr::V4(_) => IpFamily::V4,
-            IpAddr::V6(_) => IpFamily::V6,
-        }
-    }
-
-    /// The family of a CIDR.
-    pub fn of_net(net: &IpNet) -> Self {
-        match net {
-            IpNet::V4(_) => IpFamily::V4,
-            IpNet::V6(_) => IpFamily::V6,
-        }
-    }
-
-    /// `IPv4` or `IPv6`, as Kubernetes spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IpFamily::V4 => "IPv4",
-            IpFamily::V6 => "IPv6",
-        }
-    }
-
-    /// Parses `IPv4` / `IPv6`.
-    pub fn parse(s: &str) -> Result<Self, AllocError> {
-        match s {
-            "IPv4" => Ok(IpFamily::V4),
-            "IPv6" => Ok(IpFamily::V6),
-            _ => Err(AllocError::invalid("ip family", s, "must be IPv4 or IPv6")),
-        }
-    }
-
-    /// Number of address bits.
-    pub(crate) fn bits(self) -> u32 {
-        match self {
-            IpFamily::V4 => 32,
-            IpFamily::V6 => 128,
-        }
-    }
-}
-
-impl std::fmt::Display for IpFamily {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
+/// Reads `IPv4` / `IPv6`, refusing anything else with the allocators' error.
+#[cfg(feature = "script")]
+pub(crate) fn parse_family(s: &str) -> Result<IpFamily, AllocError> {
+    IpFamily::parse(s).ok_or_else(|| AllocError::invalid("ip family", s, "must be IPv4 or IPv6"))
 }
 
 /// The address as an unsigned integer.
@@ -140,12 +91,11 @@ pub(crate) fn contains_prefix(outer: &IpNet, inner: &IpNet) -> bool {
         && outer.contains(&inner.network())
 }
 
-/// Parses a CIDR the way the allocators take it: address/prefix, host bits cleared.
-pub fn parse_cidr(s: &str) -> Result<IpNet, AllocError> {
-    s.trim()
-        .parse::<IpNet>()
-        .map(|n| n.trunc())
-        .map_err(|_| AllocError::invalid("cidr", s, "not a CIDR (address/prefix-length)"))
+/// Parses a CIDR the way the allocators take it ([`svcnet_model::net::parse_network`]:
+/// address/prefix, host bits cleared), refusing anything else with the allocators' error.
+pub(crate) fn parse_cidr(s: &str) -> Result<IpNet, AllocError> {
+    svcnet_model::net::parse_network(s)
+        .ok_or_else(|| AllocError::invalid("cidr", s, "not a CIDR (address/prefix-length)"))
 }
 
 #[cfg(test)]

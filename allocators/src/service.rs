@@ -153,7 +153,7 @@ pub fn allocate_cluster_ips<A: ClusterIpAllocator + ?Sized>(
     let mut families: Vec<IpFamily> = Vec::new();
     for (i, f) in spec.ip_families.iter().flatten().enumerate() {
         let fam = IpFamily::parse(f)
-            .map_err(|_| invalid(&format!("spec.ipFamilies[{i}]"), f, "must be IPv4 or IPv6"))?;
+            .ok_or_else(|| invalid(&format!("spec.ipFamilies[{i}]"), f, "must be IPv4 or IPv6"))?;
         families.push(fam);
     }
     if policy == ip_family_policy::SINGLE_STACK {

@@ -309,3 +309,73 @@ fn endpoints_follow_kube_proxy_on_lenient_duplicate_and_unset_cluster_ip_input()
     assert_eq!(services[0]["clusterTerminatingFallback"], false);
     assert_eq!(out["ignored"], json!([]));
 }
+
+/// `svcnet slice` (slicing and hints in one sync) and `svcnet hints` (hints on existing slices)
+/// give a `PreferSameZone` Service the same hints: the slices `slice` writes are left alone by
+/// `hints`, and `hints` on the same slices without hints writes what `slice` wrote.
+#[test]
+fn slice_and_hints_agree_on_prefer_same_zone() {
+    let mut items = vec![
+        service(
+            json!({}),
+            json!({"trafficDistribution": "PreferSameZone", "ports": [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"}]}),
+        ),
+        node("n-a", "a", "2"),
+        node("n-b", "b", "2"),
+    ];
+    items[0]["metadata"]["uid"] = json!("u1");
+    for (i, n) in ["n-a", "n-a", "n-b"].iter().enumerate() {
+        items.push(json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": format!("p{i}"), "namespace": "shop", "labels": {"app": "web"}},
+            "spec": {"nodeName": n},
+            "status": {"podIP": format!("10.0.0.{i}"), "podIPs": [{"ip": format!("10.0.0.{i}")}],
+                       "conditions": [{"type": "Ready", "status": "True"}]}}));
+    }
+    let (code, sliced, out) = run_json(&["slice", "--output", "json"], &list(items.clone()));
+    assert_eq!(code, 0, "{out}");
+    let written = sliced["slices"].as_array().cloned().unwrap_or_default();
+    assert_eq!(written.len(), 1, "{out}");
+    let zones = |s: &Value| -> Vec<Value> {
+        s["endpoints"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| e["hints"]["forZones"].clone())
+            .collect()
+    };
+    assert_eq!(
+        zones(&written[0]),
+        [
+            json!([{"name": "a"}]),
+            json!([{"name": "a"}]),
+            json!([{"name": "b"}])
+        ],
+        "{out}"
+    );
+
+    // The slices `slice` wrote, given to `hints`: nothing to change.
+    let mut with_slices = items.clone();
+    let mut s = written[0].clone();
+    s["apiVersion"] = json!("discovery.k8s.io/v1");
+    s["kind"] = json!("EndpointSlice");
+    with_slices.push(s.clone());
+    let (code, hinted, out) = run_json(&["hints", "--output", "json"], &list(with_slices));
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(hinted["updated"], json!([]), "{out}");
+
+    // The same slice without hints: `hints` writes what `slice` wrote.
+    for e in s["endpoints"].as_array_mut().into_iter().flatten() {
+        e.as_object_mut().map(|o| o.remove("hints"));
+    }
+    let mut unhinted = items;
+    unhinted.push(s);
+    let (code, hinted, out) = run_json(&["hints", "--output", "json"], &list(unhinted.clone()));
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(hinted["updated"].as_array().map(Vec::len), Some(1), "{out}");
+    assert_eq!(zones(&hinted["slices"][0]), zones(&written[0]), "{out}");
+    // And `slice` on that input rewrites the slice with the same hints.
+    let (code, resliced, out) = run_json(&["slice", "--output", "json"], &list(unhinted));
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(resliced["counts"]["update"], json!(1), "{out}");
+    assert_eq!(zones(&resliced["slices"][0]), zones(&written[0]), "{out}");
+}

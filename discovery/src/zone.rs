@@ -996,7 +996,7 @@ impl Zone {
             .iter()
             .map(|p| PortInfo {
                 name: p.name.as_deref().unwrap_or("").to_ascii_lowercase(),
-                proto: p.protocol.as_deref().unwrap_or("TCP").to_ascii_lowercase(),
+                proto: p.protocol().to_ascii_lowercase(),
                 port: p.port.unwrap_or(NO_PORT),
             })
             .collect();

@@ -58,7 +58,7 @@ fn port_ok(ports: &[NetworkPolicyPort], dest: Option<&Pod>, proto: Protocol, por
         return true;
     }
     ports.iter().any(|p| {
-        if p.protocol.as_deref().unwrap_or("TCP") != proto.as_str() {
+        if p.protocol() != proto.as_str() {
             return false;
         }
         match &p.port {
@@ -70,7 +70,7 @@ fn port_ok(ports: &[NetworkPolicyPort], dest: Option<&Pod>, proto: Protocol, por
             Some(IntOrString::String(name)) => dest.is_some_and(|d| {
                 d.spec().containers().iter().flat_map(|c| c.ports()).any(|cp| {
                     cp.name.as_deref() == Some(name.as_str())
-                        && cp.protocol.as_deref().unwrap_or("TCP") == proto.as_str()
+                        && cp.protocol() == proto.as_str()
                         && cp.container_port == i32::from(port)
                 })
             }),

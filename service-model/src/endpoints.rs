@@ -85,3 +85,10 @@ pub struct CoreEndpointPort {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub app_protocol: Option<String>,
 }
+
+impl CoreEndpointPort {
+    /// The protocol as written, treating unset as `TCP` (the API server's default).
+    pub fn protocol(&self) -> &str {
+        self.protocol.as_deref().unwrap_or(crate::service::protocol::TCP)
+    }
+}

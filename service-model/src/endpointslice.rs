@@ -182,6 +182,18 @@ pub struct EndpointPort {
     pub app_protocol: Option<String>,
 }
 
+impl EndpointPort {
+    /// The protocol as written, treating unset as `TCP` (the API server's default).
+    pub fn protocol(&self) -> &str {
+        self.protocol.as_deref().unwrap_or(crate::service::protocol::TCP)
+    }
+
+    /// The protocol, typed; `None` for a value that is not `TCP`, `UDP` or `SCTP`.
+    pub fn protocol_typed(&self) -> Option<crate::net::Protocol> {
+        crate::net::Protocol::parse(self.protocol())
+    }
+}
+
 #[cfg(test)]
 mod condition_tests {
     use super::EndpointConditions;

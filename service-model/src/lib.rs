@@ -89,6 +89,7 @@ pub mod defaults;
 pub mod field;
 #[cfg(feature = "k8s-openapi")]
 pub mod k8s;
+pub mod net;
 pub mod reachability;
 pub mod rng;
 pub mod validation;
@@ -101,6 +102,7 @@ pub use error::ModelError;
 pub use intstr::IntOrString;
 pub use labelselector::*;
 pub use meta::*;
+pub use net::{IpFamily, Protocol};
 pub use networkpolicy::*;
 pub use node::*;
 pub use object::*;

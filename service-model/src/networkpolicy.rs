@@ -116,6 +116,13 @@ pub struct NetworkPolicyPort {
     pub end_port: Option<i32>,
 }
 
+impl NetworkPolicyPort {
+    /// The protocol as written, treating unset as `TCP` (the API server's default).
+    pub fn protocol(&self) -> &str {
+        self.protocol.as_deref().unwrap_or(crate::service::protocol::TCP)
+    }
+}
+
 impl NetworkPolicySpec {
     /// The policy types in force: `policyTypes` when non-empty, else what defaulting derives
     /// (`Ingress`, plus `Egress` when there is at least one egress rule).

@@ -253,6 +253,13 @@ pub struct ContainerPort {
     pub host_ip: Option<String>,
 }
 
+impl ContainerPort {
+    /// The protocol as written, treating unset as `TCP` (the API server's default).
+    pub fn protocol(&self) -> &str {
+        self.protocol.as_deref().unwrap_or(crate::service::protocol::TCP)
+    }
+}
+
 /// core/v1 `PodStatus` (partial).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -64,7 +64,6 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
@@ -87,49 +86,8 @@ pub struct Namespace {
     pub labels: StringMap,
 }
 
-/// A transport protocol a NetworkPolicy port can name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Protocol {
-    /// `TCP`.
-    #[serde(rename = "TCP")]
-    Tcp,
-    /// `UDP`.
-    #[serde(rename = "UDP")]
-    Udp,
-    /// `SCTP`.
-    #[serde(rename = "SCTP")]
-    Sctp,
-}
-
-impl Protocol {
-    /// The three protocols, in Kubernetes' order.
-    pub const ALL: [Protocol; 3] = [Protocol::Tcp, Protocol::Udp, Protocol::Sctp];
-
-    /// Reads `TCP`, `UDP` or `SCTP` (case-sensitive, as the API is).
-    pub fn parse(s: &str) -> Option<Protocol> {
-        match s {
-            "TCP" => Some(Protocol::Tcp),
-            "UDP" => Some(Protocol::Udp),
-            "SCTP" => Some(Protocol::Sctp),
-            _ => None,
-        }
-    }
-
-    /// The API spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Protocol::Tcp => "TCP",
-            Protocol::Udp => "UDP",
-            Protocol::Sctp => "SCTP",
-        }
-    }
-}
-
-impl fmt::Display for Protocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// A transport protocol a NetworkPolicy port can name: the model's one protocol type.
+pub use crate::net::Protocol;
 
 /// An inclusive range of ports of one protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -540,7 +498,7 @@ impl<'p> Policy<'p> {
 
 /// The numbers a port entry stands for at `dest` (the destination pod, when it is one).
 fn port_entry_set(entry: &NetworkPolicyPort, dest: Option<&Pod>, out: &mut PortSet) {
-    let Some(protocol) = Protocol::parse(entry.protocol.as_deref().unwrap_or("TCP")) else {
+    let Some(protocol) = Protocol::parse(entry.protocol()) else {
         return;
     };
     match &entry.port {
@@ -586,10 +544,7 @@ fn named_port_numbers(pod: &Pod, name: &str, protocol: Protocol) -> Vec<u16> {
         .iter()
         .chain(sidecars)
         .flat_map(|c| c.ports())
-        .filter(|cp| {
-            cp.name.as_deref() == Some(name)
-                && Protocol::parse(cp.protocol.as_deref().unwrap_or("TCP")) == Some(protocol)
-        })
+        .filter(|cp| cp.name.as_deref() == Some(name) && Protocol::parse(cp.protocol()) == Some(protocol))
         .filter_map(|cp| u16::try_from(cp.container_port).ok().filter(|n| *n > 0))
         .collect()
 }

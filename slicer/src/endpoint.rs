@@ -5,50 +5,15 @@ use std::net::Ipv6Addr;
 
 use smallvec::SmallVec;
 use svcnet_model::{
-    CompactString, Endpoint, EndpointConditions, ObjectReference, Pod, PodIp, Service, address_type,
-    pod_phase,
+    CompactString, Endpoint, EndpointConditions, ObjectReference, Pod, PodIp, Service, pod_phase,
 };
 
 use crate::hash::Hash128;
 use crate::nodes::{NodeLookup, NodeZones};
 
-/// The two address families the controller writes slices for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Family {
-    /// `IPv4` slices.
-    V4,
-    /// `IPv6` slices.
-    V6,
-}
-
-impl Family {
-    /// Both families, IPv4 first.
-    pub const ALL: [Family; 2] = [Family::V4, Family::V6];
-
-    /// The EndpointSlice `addressType` value.
-    pub fn address_type(self) -> &'static str {
-        match self {
-            Family::V4 => address_type::IPV4,
-            Family::V6 => address_type::IPV6,
-        }
-    }
-
-    /// The family of an `addressType` value; `None` for `FQDN`, the deprecated `IP` and others.
-    pub fn from_address_type(s: &str) -> Option<Family> {
-        match s {
-            address_type::IPV4 => Some(Family::V4),
-            address_type::IPV6 => Some(Family::V6),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn index(self) -> usize {
-        match self {
-            Family::V4 => 0,
-            Family::V6 => 1,
-        }
-    }
-}
+/// The two address families the controller writes slices for: the model's one
+/// [`IpFamily`](svcnet_model::IpFamily), under the name this crate used first.
+pub use svcnet_model::IpFamily as Family;
 
 /// True when `ip` is an IPv6 address in Go's sense: it parses as IPv6 and is not an
 /// IPv4-mapped address. Anything else (IPv4 text, garbage) counts as IPv4.
@@ -70,12 +35,7 @@ pub fn address_types(service: &Service) -> SmallVec<[Family; 2]> {
     let spec = service.spec();
     let mut out: SmallVec<[Family; 2]> = SmallVec::new();
     for f in spec.ip_families.as_deref().unwrap_or(&[]) {
-        let fam = match f.as_str() {
-            "IPv4" => Some(Family::V4),
-            "IPv6" => Some(Family::V6),
-            _ => None,
-        };
-        if let Some(fam) = fam
+        if let Some(fam) = Family::parse(f)
             && !out.contains(&fam)
         {
             out.push(fam);
@@ -389,6 +349,30 @@ impl EndpointId {
         h.field(name.as_bytes());
         EndpointId(h.finish())
     }
+
+    /// True when `a` and `b` agree on every field the identity hashes (addresses in any
+    /// order, hostname, target namespace and name). Two endpoints whose identities are equal
+    /// are confirmed with this before they are taken for the same endpoint, so a hash
+    /// collision rewrites a slice instead of keeping the wrong endpoint.
+    pub fn same_identity(a: &Endpoint, b: &Endpoint) -> bool {
+        fn target(e: &Endpoint) -> (&str, &str) {
+            let tr = e.target_ref.as_ref();
+            (
+                tr.and_then(|t| t.namespace.as_deref()).unwrap_or(""),
+                tr.and_then(|t| t.name.as_deref()).unwrap_or(""),
+            )
+        }
+        fn sorted(e: &Endpoint) -> SmallVec<[&str; 4]> {
+            let mut v: SmallVec<[&str; 4]> = e.addresses.iter().map(CompactString::as_str).collect();
+            v.sort_unstable();
+            v
+        }
+        let addresses_equal =
+            a.addresses == b.addresses || (a.addresses.len() == b.addresses.len() && sorted(a) == sorted(b));
+        addresses_equal
+            && a.hostname.as_deref().unwrap_or("") == b.hostname.as_deref().unwrap_or("")
+            && target(a) == target(b)
+    }
 }
 
 /// A 128-bit key for a Pod's namespace and name.
@@ -436,6 +420,29 @@ pub fn endpoints_equal_beyond_id(a: &Endpoint, b: &Endpoint) -> bool {
 mod tests {
     use super::*;
     use svcnet_model::{PodCondition, PodIp, PodSpec, PodStatus, ServiceSpec};
+
+    #[test]
+    fn same_identity_confirms_a_matching_id() {
+        let ep = |addrs: &[&str], host: Option<&str>| Endpoint {
+            addresses: addrs.iter().map(|a| CompactString::from(*a)).collect(),
+            hostname: host.map(CompactString::from),
+            ..Default::default()
+        };
+        let a = ep(&["10.0.0.1", "10.0.0.2"], Some("h"));
+        assert!(EndpointId::same_identity(
+            &a,
+            &ep(&["10.0.0.2", "10.0.0.1"], Some("h"))
+        ));
+        assert!(!EndpointId::same_identity(
+            &a,
+            &ep(&["10.0.0.1", "10.0.0.3"], Some("h"))
+        ));
+        assert!(!EndpointId::same_identity(
+            &a,
+            &ep(&["10.0.0.1", "10.0.0.2"], None)
+        ));
+        assert!(!EndpointId::same_identity(&a, &ep(&["10.0.0.1"], Some("h"))));
+    }
 
     fn pod(ips: &[&str]) -> Pod {
         let mut p = Pod::default();

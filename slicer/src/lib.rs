@@ -41,11 +41,14 @@
 //! ## Non-features
 //! This crate never talks to an API server, watches, sleeps or reads a clock: the trigger time
 //! and the names of new slices are inputs ([`Options::trigger_time`], a [`NameSource`]).
-//! Topology hints are not computed here; the slicer only removes hints from the slices it writes
-//! when the Service does not ask for them. Kubernetes fills hints within the same sync: to do the
-//! same, hand each address type's creates, updates and unchanged slices to
-//! `svcnet_topology::reconcile_hints` (its `SliceSet` has exactly those three lists) and write
-//! its result back into the plan; `svcnet slice` does this.
+//! The reconciler alone ([`reconcile`], [`ServiceSlices`]) only removes hints from the slices it
+//! writes when the Service does not ask for them. Kubernetes fills hints within the same sync;
+//! [`Controller`] does the same: one sync of the EndpointSlice controller, slicing then
+//! `svcnet_topology::reconcile_hints` on each address type's creates, updates and unchanged
+//! slices, written back into the plan ([`Controller::sync_service`], [`Controller::sync_all`];
+//! [`Controller::hint_all`] hints existing slices only). [`mirror_all`] is the mirroring
+//! controller's sync of every selector-less Service. `svcnet slice`, `svcnet hints` and
+//! `svcnet mirror` call these.
 //!
 //! ## Example
 //! ```
@@ -85,6 +88,7 @@
 //! # Ok::<(), svcnet_slicer::SliceError>(())
 //! ```
 
+mod controller;
 mod endpoint;
 mod error;
 mod hash;
@@ -98,13 +102,17 @@ mod reconcile;
 mod repack;
 mod service;
 
+pub use controller::{
+    ClusterSync, Controller, Hinting, MirrorSync, ServiceSync, Skipped, SlicesByService, hints_populated,
+    managed_by_controller, managed_by_mirroring, mirror_all,
+};
 pub use endpoint::{
     EndpointId, Family, PodChange, address_types, endpoints_equal_beyond_id, pod_change,
     pod_is_endpoint_candidate, pod_to_endpoint,
 };
 pub use error::SliceError;
 pub use legacy::{ENDPOINTS_MAX_CAPACITY, legacy_endpoints};
-pub use mirror::{MirrorEvent, MirrorOptions, MirrorPlan, mirror};
+pub use mirror::{MirrorEvent, MirrorOptions, MirrorPlan, mirror, mirror_shared};
 pub use names::{NameSource, SeededNames, SequentialNames, slice_name_prefix};
 pub use nodes::NodeZones;
 pub use plan::{Plan, SyncError};

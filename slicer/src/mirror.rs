@@ -1,6 +1,7 @@
 //! Mirroring: the EndpointSlices of a selector-less Service, copied from its `Endpoints`
 //! (Kubernetes' EndpointSliceMirroring controller).
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::net::IpAddr;
@@ -178,9 +179,33 @@ pub fn mirror(
     options: &MirrorOptions,
     names: &mut dyn NameSource,
 ) -> MirrorPlan {
+    mirror_any(service, endpoints, existing, options, names)
+}
+
+/// As [`mirror`], with the existing slices shared: the plan's deletes share them too.
+pub fn mirror_shared(
+    service: Option<&Service>,
+    endpoints: Option<&Endpoints>,
+    existing: &[Arc<EndpointSlice>],
+    options: &MirrorOptions,
+    names: &mut dyn NameSource,
+) -> MirrorPlan {
+    mirror_any(service, endpoints, existing, options, names)
+}
+
+fn mirror_any<S>(
+    service: Option<&Service>,
+    endpoints: Option<&Endpoints>,
+    existing: &[S],
+    options: &MirrorOptions,
+    names: &mut dyn NameSource,
+) -> MirrorPlan
+where
+    S: Borrow<EndpointSlice> + Clone + Into<Arc<EndpointSlice>>,
+{
     let delete_all = || MirrorPlan {
         plan: Plan {
-            delete: existing.iter().cloned().map(Arc::new).collect(),
+            delete: existing.iter().cloned().map(Into::into).collect(),
             ..Plan::default()
         },
         events: Vec::new(),
@@ -205,7 +230,7 @@ pub fn mirror(
                 .iter()
                 .map(|p| EndpointPort {
                     name: Some(p.name.clone().unwrap_or_default()),
-                    protocol: Some(p.protocol.clone().unwrap_or_else(|| "TCP".into())),
+                    protocol: Some(p.protocol().to_owned()),
                     port: Some(p.port),
                     app_protocol: p.app_protocol.clone(),
                 })
@@ -246,7 +271,7 @@ pub fn mirror(
 
     // Existing state by (address type, port list).
     let mut by_key: BTreeMap<(String, PortKey), Vec<usize>> = BTreeMap::new();
-    for (i, s) in existing.iter().enumerate() {
+    for (i, s) in existing.iter().map(Borrow::borrow).enumerate() {
         by_key
             .entry((s.address_type.clone(), PortKey::of(s.ports())))
             .or_default()
@@ -269,7 +294,9 @@ pub fn mirror(
         let mut name = None;
         if let Some((&first, rest)) = have.split_first() {
             delete.extend_from_slice(rest);
-            let Some(s) = existing.get(first) else { continue };
+            let Some(s) = existing.get(first).map(Borrow::borrow) else {
+                continue;
+            };
             let have_labels = without(
                 s.metadata.labels.as_ref(),
                 &[slice_labels::MANAGED_BY, slice_labels::SERVICE_NAME],
@@ -297,24 +324,26 @@ pub fn mirror(
     }
 
     // Recycle: creates become updates of slices of the same address type that would be deleted.
-    let mut delete_slices: Vec<EndpointSlice> =
-        delete.iter().filter_map(|&i| existing.get(i).cloned()).collect();
+    let mut delete_slices: Vec<S> = delete.iter().filter_map(|&i| existing.get(i).cloned()).collect();
     for f in Family::ALL {
         let at = f.address_type();
         loop {
             let c = create.iter().position(|s| s.address_type == at);
-            let d = delete_slices.iter().position(|s| s.address_type == at);
+            let d = delete_slices.iter().position(|s| s.borrow().address_type == at);
             let (Some(c), Some(d)) = (c, d) else { break };
             let mut s = create.remove(c);
             let gone = delete_slices.remove(d);
-            s.metadata.name = gone.metadata.name;
+            s.metadata.name.clone_from(&gone.borrow().metadata.name);
             update.push(s);
         }
     }
     if eps.metadata.deletion_timestamp.is_some() {
         create.clear();
     }
-    let mut taken: Vec<String> = existing.iter().filter_map(|s| s.metadata.name.clone()).collect();
+    let mut taken: Vec<String> = existing
+        .iter()
+        .filter_map(|s| s.borrow().metadata.name.clone())
+        .collect();
     for s in &mut create {
         let prefix = s.metadata.generate_name.clone().unwrap_or_default();
         let mut n = names.generate(&prefix);
@@ -334,7 +363,7 @@ pub fn mirror(
         plan: Plan {
             create: create.into_iter().map(Arc::new).collect(),
             update: update.into_iter().map(Arc::new).collect(),
-            delete: delete_slices.into_iter().map(Arc::new).collect(),
+            delete: delete_slices.into_iter().map(Into::into).collect(),
             errors: Vec::new(),
         },
         events,
@@ -348,7 +377,9 @@ fn matches_exactly(s: &EndpointSlice, d: &Desired, max: usize) -> bool {
     let mut matched = 0usize;
     for ep in s.endpoints() {
         match d.get(&EndpointId::of(ep)) {
-            Some(want) if endpoints_equal_beyond_id(want, ep) => matched += 1,
+            Some(want) if endpoints_equal_beyond_id(want, ep) && EndpointId::same_identity(want, ep) => {
+                matched += 1
+            }
             _ => return false,
         }
     }

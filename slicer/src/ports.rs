@@ -18,10 +18,7 @@ pub fn find_port(pod: &Pod, port: &ServicePort) -> Option<i32> {
                 cs.iter()
                     .filter(|c| !sidecars_only || c.restart_policy.as_deref() == Some("Always"))
                     .flat_map(|c| c.ports())
-                    .find(|p| {
-                        p.name.as_deref() == Some(name.as_str())
-                            && p.protocol.as_deref().unwrap_or("TCP") == proto
-                    })
+                    .find(|p| p.name.as_deref() == Some(name.as_str()) && p.protocol() == proto)
                     .map(|p| p.container_port)
             };
             search(spec.containers(), false).or_else(|| search(spec.init_containers(), true))

@@ -53,7 +53,8 @@ impl Keys {
         if let Some(&i) = self.ids.get(&k) {
             return i;
         }
-        let i = u32::try_from(self.keys.len()).unwrap_or(u32::MAX);
+        // Fewer than 2^32 distinct port lists: each comes from a Service port or a slice.
+        let i = u32::try_from(self.keys.len()).expect("port-list keys fit in u32");
         self.ordered.push((k.0.len() > 1).then(|| {
             let mut ordered = k.0.clone();
             kubernetes_port_order(&mut ordered);
@@ -65,8 +66,8 @@ impl Keys {
     }
 
     fn get(&self, id: u32) -> &PortKey {
-        static EMPTY: PortKey = PortKey(Vec::new());
-        self.keys.get(id as usize).unwrap_or(&EMPTY)
+        // Ids come from `intern` only: indexing states the invariant.
+        &self.keys[id as usize]
     }
 
     /// The ports of a new slice of group `id`.
@@ -348,6 +349,16 @@ impl ServiceSlices {
         existing: impl IntoIterator<Item = EndpointSlice>,
         options: Options,
     ) -> Result<ServiceSlices, SliceError> {
+        Self::with_shared(service, existing.into_iter().map(Arc::new), options)
+    }
+
+    /// As [`ServiceSlices::new`], with the existing slices already shared: nothing is copied,
+    /// and a slice is copied later only if it is rewritten while still shared.
+    pub fn with_shared(
+        service: &Service,
+        existing: impl IntoIterator<Item = Arc<EndpointSlice>>,
+        options: Options,
+    ) -> Result<ServiceSlices, SliceError> {
         options.check()?;
         let info = ServiceInfo::new(service, &options)?;
         let mut s = ServiceSlices {
@@ -363,9 +374,15 @@ impl ServiceSlices {
             index: None,
         };
         for slice in existing {
-            s.insert_entry(Arc::new(slice), None);
+            s.insert_entry(slice, None);
         }
         Ok(s)
+    }
+
+    /// The current slices, shared, in order (given ones first, then created ones); the state
+    /// is consumed, so a plan it made is then the only other holder of the slices it wrote.
+    pub fn into_slices(self) -> Vec<Arc<EndpointSlice>> {
+        self.slices.into_values().map(|e| e.slice).collect()
     }
 
     /// The Service's namespace and name.
@@ -800,7 +817,7 @@ impl ServiceSlices {
             let mut changed = false;
             for (ep, id) in old.iter().zip(&e.ids) {
                 if let Some(d) = desired.take(*id) {
-                    if !endpoints_equal_beyond_id(&d, ep) {
+                    if !endpoints_equal_beyond_id(&d, ep) || !EndpointId::same_identity(&d, ep) {
                         changed = true;
                     }
                     kept.push(d);
@@ -884,10 +901,9 @@ impl ServiceSlices {
                 }
             }
             let changed = replace_at.iter().any(|&(i, id)| {
-                desired
-                    .get(id)
-                    .zip(eps.get(i))
-                    .is_some_and(|(d, old)| !endpoints_equal_beyond_id(d, old))
+                desired.get(id).zip(eps.get(i)).is_some_and(|(d, old)| {
+                    !endpoints_equal_beyond_id(d, old) || !EndpointId::same_identity(d, old)
+                })
             });
             let (labels, labels_changed) = self.info.slice_labels(e.slice.metadata.labels.as_ref());
             if changed || !drop_at.is_empty() {

@@ -265,7 +265,7 @@ impl<'a> SliceIndex<'a> {
         let start = out.len();
         for e in self.run(namespace, service, family) {
             for p in e.slice.ports() {
-                if p.name.as_deref() != Some(port) || p.protocol.as_deref().unwrap_or("TCP") != protocol {
+                if p.name.as_deref() != Some(port) || p.protocol() != protocol {
                     continue;
                 }
                 let Some(number) = port_number(p) else { continue };

@@ -12,39 +12,8 @@ use svcnet_model::{EndpointSlice, ForNode, ForZone, Node, Service, ServicePort};
 use crate::capacity::node_zone_label;
 use crate::index::{SliceIndex, port_number, push_endpoints, sort_and_dedup};
 
-/// An IP family: which addresses a proxier handles.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum IpFamily {
-    /// IPv4.
-    #[serde(rename = "IPv4")]
-    V4,
-    /// IPv6.
-    #[serde(rename = "IPv6")]
-    V6,
-}
-
-impl IpFamily {
-    /// `IPv4` or `IPv6`: the Service `ipFamilies` value and the slice `addressType`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IpFamily::V4 => "IPv4",
-            IpFamily::V6 => "IPv6",
-        }
-    }
-
-    /// The family of an address.
-    pub fn of(ip: IpAddr) -> Self {
-        if ip.is_ipv4() { IpFamily::V4 } else { IpFamily::V6 }
-    }
-
-    pub(crate) fn parse(s: &str) -> Option<Self> {
-        match s {
-            "IPv4" => Some(IpFamily::V4),
-            "IPv6" => Some(IpFamily::V6),
-            _ => None,
-        }
-    }
-}
+/// An IP family: which addresses a proxier handles (the model's one `IpFamily`).
+pub use svcnet_model::IpFamily;
 
 /// A service port as the proxy names it: namespace, Service, port name and protocol, borrowed
 /// from the Service (or the EndpointSlice) it was read from.
@@ -223,7 +192,7 @@ impl<'a> EndpointTable<'a> {
                     namespace: service.0,
                     name: service.1,
                     port,
-                    protocol: p.protocol.as_deref().unwrap_or("TCP"),
+                    protocol: p.protocol(),
                 };
                 let list = ports.entry(name).or_default();
                 push_endpoints(list, node_name, *options, slice, ips, number);

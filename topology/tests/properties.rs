@@ -384,7 +384,7 @@ fn reference_view(services: &[Service], slices: &[EndpointSlice], node: &str, no
                     s.metadata.namespace().to_owned(),
                     service.to_owned(),
                     port_name,
-                    p.protocol.clone().unwrap_or_else(|| "TCP".into()),
+                    p.protocol().to_owned(),
                 );
                 let set = table.entry(key).or_default();
                 for e in s.endpoints() {

@@ -1,16 +1,14 @@
 //! `svcnet hints`: fill or remove the topology hints of every Service's EndpointSlices, as the
 //! EndpointSlice controller does, and explain each decision.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
-use svcnet_model::{EndpointSlice, Service, address_type, labels};
-use svcnet_topology::{
-    Decision, HintsOptions, HintsOutcome, Mechanism, SliceSet, ZoneCapacity, choose_mechanism,
-    reconcile_hints,
-};
+use svcnet_model::{EndpointSlice, Service, labels};
+use svcnet_slicer::{Controller, Hinting, NodeZones, Options, Skipped};
+use svcnet_topology::{Decision, HintsOptions, HintsOutcome, ZoneCapacity};
 
 use crate::error::CliError;
 use crate::input::read_set;
@@ -39,7 +37,7 @@ pub struct Args {
 /// One Service and address type, hinted.
 struct Done<'a> {
     service: &'a Service,
-    outcome: HintsOutcome,
+    outcome: &'a HintsOutcome,
 }
 
 /// Runs `svcnet hints`.
@@ -56,87 +54,47 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         prefer_same_traffic_distribution: args.prefer_same_traffic_distribution,
         strict: args.strict,
     };
-    let mut slices: Vec<EndpointSlice> = set.endpoint_slices.clone();
-    let mut updated: Vec<String> = Vec::new();
-    let mut done: Vec<Done<'_>> = Vec::new();
-    let mut skipped: Vec<Value> = Vec::new();
-    for svc in &set.services {
-        let key = svc.metadata.key();
-        if svc.spec().selector.is_none() {
-            skipped.push(json!({"service": key, "why": "no selector: the EndpointSlice controller does not manage its slices"}));
-            continue;
-        }
-        let owned: Vec<usize> = (0..slices.len())
-            .filter(|&i| {
-                let s = &slices[i];
-                s.metadata.namespace() == svc.metadata.namespace()
-                    && s.service_name() == Some(svc.metadata.name())
-            })
-            .collect();
-        // The controller only touches slices it manages; a slice without the label is taken
-        // as the controller's (inputs written by hand often omit it).
-        let (owned, foreign): (Vec<usize>, Vec<usize>) = owned.into_iter().partition(|&i| {
-            slices[i]
-                .metadata
-                .label(labels::MANAGED_BY)
-                .is_none_or(|m| m == labels::CONTROLLER_NAME)
-        });
-        for i in foreign {
-            skipped.push(json!({
-                "service": key,
-                "slice": slices[i].metadata.name(),
-                "why": format!("managed by {:?}, not the EndpointSlice controller",
-                               slices[i].metadata.label(labels::MANAGED_BY).unwrap_or_default()),
-            }));
-        }
-        // The controller's memory is not in the input; read hints on the slices as hints it
-        // populated, unless trafficDistribution (not the annotation) explains them.
-        let mechanism = choose_mechanism(svc, options.prefer_same_traffic_distribution).mechanism;
-        let mut populated = !matches!(mechanism, Mechanism::TrafficDistribution(_))
-            && owned.iter().any(|&i| {
-                slices[i].endpoints().iter().any(|e| {
-                    e.hints
-                        .as_ref()
-                        .is_some_and(|h| h.for_zones.as_ref().is_some_and(|z| !z.is_empty()))
-                })
-            });
-        for at in [address_type::IPV4, address_type::IPV6] {
-            let mine: Vec<usize> = owned
-                .iter()
-                .copied()
-                .filter(|&i| slices[i].address_type == at)
-                .collect();
-            if mine.is_empty() {
-                continue;
+    let controller = Controller {
+        nodes: &NodeZones::new(),
+        options: &Options::default(),
+        hinting: Some(Hinting {
+            capacity: &capacity,
+            options,
+        }),
+    };
+    let slices: Vec<Arc<EndpointSlice>> = set.endpoint_slices.into_iter().map(Arc::new).collect();
+    let result = controller.hint_all(&set.services, slices);
+    let services = &set.services;
+    let skipped: Vec<Value> = result
+        .skipped
+        .iter()
+        .filter_map(|s| match *s {
+            Skipped::NoSelector { service } => Some(json!({
+                "service": services[service].metadata.key(),
+                "why": "no selector: the EndpointSlice controller does not manage its slices",
+            })),
+            Skipped::ForeignSlice { service, slice } => {
+                let s = &result.slices[slice];
+                Some(json!({
+                    "service": services[service].metadata.key(),
+                    "slice": s.metadata.name(),
+                    "why": format!("managed by {:?}, not the EndpointSlice controller",
+                                   s.metadata.label(labels::MANAGED_BY).unwrap_or_default()),
+                }))
             }
-            let existing = mine.iter().map(|&i| slices[i].clone()).collect();
-            let outcome = reconcile_hints(
-                svc,
-                at,
-                SliceSet::existing(existing),
-                &capacity,
-                populated,
-                &options,
-            );
-            populated = outcome.hints_populated;
-            let by_name: BTreeMap<&str, usize> =
-                mine.iter().map(|&i| (slices[i].metadata.name(), i)).collect();
-            let mut writes = Vec::new();
-            for s in &outcome.slices.to_update {
-                if let Some(&i) = by_name.get(s.metadata.name()) {
-                    writes.push((i, s.clone()));
-                    updated.push(s.metadata.name().to_owned());
-                }
-            }
-            for (i, s) in writes {
-                slices[i] = s;
-            }
-            done.push(Done {
-                service: svc,
-                outcome,
-            });
-        }
-    }
+            _ => None,
+        })
+        .collect();
+    let updated: Vec<&str> = result.plan.update.iter().map(|s| s.metadata.name()).collect();
+    let done: Vec<Done<'_>> = result
+        .hints
+        .iter()
+        .map(|(k, outcome)| Done {
+            service: &services[*k],
+            outcome,
+        })
+        .collect();
+    let slices: Vec<&EndpointSlice> = result.slices.iter().map(|s| &**s).collect();
     match args.output {
         Format::Json => {
             let events: Vec<Value> = done
@@ -157,7 +115,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                         "mechanism": d.outcome.choice,
                         "explanation": d.outcome.choice.to_string(),
                         "decision": d.outcome.decision,
-                        "removal": removal_detail(&d.outcome),
+                        "removal": removal_detail(d.outcome),
                         "notes": d.outcome.notes,
                         "hintsPopulated": d.outcome.hints_populated,
                     })

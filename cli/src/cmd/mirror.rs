@@ -1,12 +1,13 @@
 //! `svcnet mirror`: the EndpointSlices mirrored from selector-less Services' Endpoints.
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use serde_json::{Value, json};
-use svcnet_model::{EndpointSlice, labels};
-use svcnet_slicer::{MirrorOptions, Plan, SeededNames, mirror};
+use svcnet_model::EndpointSlice;
+use svcnet_slicer::{MirrorOptions, SeededNames, mirror_all};
 
-use crate::cmd::slice::{labelled_for, print_plan};
+use crate::cmd::slice::print_plan;
 use crate::error::CliError;
 use crate::input::read_set;
 use crate::output::Format;
@@ -44,67 +45,21 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         max_endpoints_per_subset: usize::try_from(args.max_endpoints_per_slice).unwrap_or(1000),
     };
     let set = read_set(&args.input)?;
-    let mut names = SeededNames::new(args.seed);
-    // Every Endpoints object, then every Service named by a mirrored slice only.
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for e in &set.endpoints {
-        let k = (e.metadata.namespace().to_owned(), e.metadata.name().to_owned());
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    let mirrored = |s: &&EndpointSlice| {
-        s.metadata
-            .label(labels::MANAGED_BY)
-            .is_none_or(|m| m == labels::MIRRORING_CONTROLLER_NAME)
-    };
-    for s in set.endpoint_slices.iter().filter(mirrored) {
-        if let Some(name) = s.service_name() {
-            let k = (s.metadata.namespace().to_owned(), name.to_owned());
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
-        }
-    }
-    let mut plan = Plan::default();
-    let mut after: Vec<EndpointSlice> = Vec::new();
-    let mut events: Vec<Value> = Vec::new();
-    for (ns, name) in keys {
-        let same = |m: &svcnet_model::ObjectMeta| m.namespace() == ns && m.name() == name;
-        let svc = set.services.iter().find(|s| same(&s.metadata));
-        let eps = set.endpoints.iter().find(|e| same(&e.metadata));
-        let existing: Vec<_> = set
-            .endpoint_slices
-            .iter()
-            .filter(mirrored)
-            .filter(|s| labelled_for(s, &ns, &name))
-            .cloned()
-            .collect();
-        let m = mirror(svc, eps, &existing, &options, &mut names);
-        after.extend(applied(&existing, &m.plan));
-        plan.extend(m.plan);
-        events.extend(m.events.iter().map(|e| {
-            json!({"type": "Warning", "reason": e.reason(), "message": e.to_string(), "object": format!("{ns}/{name}")})
-        }));
-    }
-    print_plan(&plan, &after, &events, args.output)?;
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The slices after `plan` is applied to `existing`.
-fn applied(existing: &[EndpointSlice], plan: &Plan) -> Vec<EndpointSlice> {
-    let name = |s: &EndpointSlice| s.metadata.name.clone();
-    let mut out: Vec<EndpointSlice> = existing
+    let slices: Vec<Arc<EndpointSlice>> = set.endpoint_slices.into_iter().map(Arc::new).collect();
+    let done = mirror_all(
+        &set.services,
+        &set.endpoints,
+        &slices,
+        &options,
+        &mut SeededNames::new(args.seed),
+    );
+    let events: Vec<Value> = done
+        .events
         .iter()
-        .filter(|s| !plan.delete.iter().any(|d| name(d) == name(s)))
-        .map(|s| {
-            plan.update
-                .iter()
-                .find(|u| name(u) == name(s))
-                .map_or(s, |u| &**u)
-                .clone()
+        .map(|(ns, name, e)| {
+            json!({"type": "Warning", "reason": e.reason(), "message": e.to_string(), "object": format!("{ns}/{name}")})
         })
         .collect();
-    out.extend(plan.create.iter().map(|s| EndpointSlice::clone(s)));
-    out
+    print_plan(&done.plan, &done.slices, &events, args.output)?;
+    Ok(ExitCode::SUCCESS)
 }

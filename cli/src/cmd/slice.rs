@@ -1,15 +1,12 @@
 //! `svcnet slice`: the EndpointSlice plan of every Service with a selector in the input.
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use svcnet_model::{
-    ENDPOINTS_OVER_CAPACITY_ANNOTATION, EndpointSlice, Endpoints, ObjectSet, Service, address_type,
-};
-use svcnet_slicer::{NodeZones, Options, Plan, SeededNames, ServiceSlices, SliceError, legacy_endpoints};
-use svcnet_topology::{HintsOptions, Mechanism, SliceSet, ZoneCapacity, choose_mechanism, reconcile_hints};
+use svcnet_model::{ENDPOINTS_OVER_CAPACITY_ANNOTATION, EndpointSlice, Endpoints, ObjectSet};
+use svcnet_slicer::{Controller, Hinting, NodeZones, Options, Plan, SeededNames, legacy_endpoints};
+use svcnet_topology::{HintsOptions, ZoneCapacity};
 
 use crate::error::CliError;
 use crate::input::read_set;
@@ -37,19 +34,13 @@ pub struct Args {
     pub input: String,
 }
 
-/// True when `slice` is labelled as a slice of the Service `ns/name`.
-pub(crate) fn labelled_for(slice: &EndpointSlice, ns: &str, name: &str) -> bool {
-    slice.service_name() == Some(name)
-        && (slice.metadata.namespace().is_empty() || slice.metadata.namespace() == ns)
-}
-
 /// Runs `svcnet slice`.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut options = Options::with_max(args.max_endpoints_per_slice)
         .map_err(|e| CliError::Usage(format!("--max-endpoints-per-slice: {e}")))?;
     options.trigger_time = args.trigger_time.clone();
-    let set = read_set(&args.input)?;
-    let (plan, after, events) = plan_all(&set, &options, args.seed);
+    let mut set = read_set(&args.input)?;
+    let (plan, after, events) = plan_all(&mut set, &options, args.seed);
     if !args.legacy_endpoints {
         print_plan(&plan, &after, &events, args.output)?;
         return Ok(ExitCode::SUCCESS);
@@ -95,13 +86,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Plans every Service that has a selector (and is not `ExternalName`); also gives the slices of
-/// those Services once the plan is applied, and the hint events.
-///
-/// As the EndpointSlice controller does within one sync, the slicer's plan then goes through
-/// topology hinting (svcnet-topology): hints are filled for `topology-mode: Auto` and
-/// `trafficDistribution`, removed otherwise, and that may move unchanged slices into updates.
-fn plan_all(set: &ObjectSet, options: &Options, seed: u64) -> (Plan, Vec<EndpointSlice>, Vec<Value>) {
+/// Plans every Service that has a selector (and is not `ExternalName`), slicing and hints in
+/// one sync ([`Controller::sync_all`]); gives the plan, the slices of those Services after it,
+/// and the hint events.
+fn plan_all(
+    set: &mut ObjectSet,
+    options: &Options,
+    seed: u64,
+) -> (Plan, Vec<Arc<EndpointSlice>>, Vec<Value>) {
     let nodes = NodeZones::from_nodes(&set.nodes);
     let capacity = match ZoneCapacity::from_nodes(&set.nodes) {
         Ok(c) => Some(c),
@@ -110,110 +102,34 @@ fn plan_all(set: &ObjectSet, options: &Options, seed: u64) -> (Plan, Vec<Endpoin
             None
         }
     };
-    let mut names = SeededNames::new(seed);
-    let mut plan = Plan::default();
-    let mut after = Vec::new();
-    let mut events = Vec::new();
-    for svc in &set.services {
-        let (ns, name) = (svc.metadata.namespace(), svc.metadata.name());
-        let existing: Vec<EndpointSlice> = set
-            .endpoint_slices
-            .iter()
-            .filter(|s| labelled_for(s, ns, name))
-            .cloned()
-            .collect();
-        let populated = hints_populated(svc, &existing);
-        match ServiceSlices::new(svc, existing, options.clone()) {
-            Ok(mut state) => {
-                let mut p = state.sync(&set.pods, &nodes, &mut names);
-                let mut mine: Vec<EndpointSlice> = state.slices().cloned().collect();
-                if let Some(capacity) = &capacity {
-                    events.extend(apply_hints(svc, &mut p, &mut mine, capacity, populated));
-                }
-                plan.extend(p);
-                after.extend(mine);
-            }
-            Err(SliceError::NoSelector { .. } | SliceError::ExternalName { .. }) => {}
-            Err(e) => eprintln!("svcnet: warning: {e}"),
-        }
+    let controller = Controller {
+        nodes: &nodes,
+        options,
+        hinting: capacity.as_ref().map(|capacity| Hinting {
+            capacity,
+            options: HintsOptions::default(),
+        }),
+    };
+    let slices = std::mem::take(&mut set.endpoint_slices)
+        .into_iter()
+        .map(Arc::new)
+        .collect();
+    let done = controller.sync_all(&set.services, &set.pods, slices, &mut SeededNames::new(seed));
+    for e in &done.errors {
+        eprintln!("svcnet: warning: {e}");
     }
-    (plan, after, events)
-}
-
-/// The controller's memory of annotation-driven hints is not in the input: hints found on the
-/// existing slices count as its own, unless trafficDistribution explains them.
-fn hints_populated(svc: &Service, existing: &[EndpointSlice]) -> bool {
-    // PreferSameTrafficDistribution is GA and locked on since 1.35.
-    let mechanism = choose_mechanism(svc, true).mechanism;
-    !matches!(mechanism, Mechanism::TrafficDistribution(_))
-        && existing.iter().any(|s| {
-            s.endpoints().iter().any(|e| {
-                e.hints
-                    .as_ref()
-                    .is_some_and(|h| h.for_zones.as_ref().is_some_and(|z| !z.is_empty()))
-            })
-        })
-}
-
-/// Runs hinting over one Service's plan, per address type, and writes the result back into the
-/// plan and the Service's slices after it. Returns the events hinting would emit.
-fn apply_hints(
-    svc: &Service,
-    plan: &mut Plan,
-    after: &mut [EndpointSlice],
-    capacity: &ZoneCapacity,
-    mut populated: bool,
-) -> Vec<Value> {
-    let mut events = Vec::new();
-    for at in [address_type::IPV4, address_type::IPV6] {
-        let of_type = |list: &[Arc<EndpointSlice>]| -> Vec<EndpointSlice> {
-            list.iter()
-                .filter(|s| s.address_type == at)
-                .map(|s| (**s).clone())
-                .collect()
-        };
-        let to_create = of_type(&plan.create);
-        let to_update = of_type(&plan.update);
-        let written: BTreeSet<&str> = to_create
-            .iter()
-            .chain(&to_update)
-            .map(|s| s.metadata.name())
-            .collect();
-        let unchanged: Vec<EndpointSlice> = after
-            .iter()
-            .filter(|s| s.address_type == at && !written.contains(s.metadata.name()))
-            .cloned()
-            .collect();
-        if to_create.is_empty() && to_update.is_empty() && unchanged.is_empty() {
-            continue;
-        }
-        let set = SliceSet {
-            to_create,
-            to_update,
-            unchanged,
-        };
-        let outcome = reconcile_hints(svc, at, set, capacity, populated, &HintsOptions::default());
-        populated = outcome.hints_populated;
-        events.extend(outcome.events.iter().filter_map(|e| serde_json::to_value(e).ok()));
-        let result = outcome.slices;
-        plan.create.retain(|s| s.address_type != at);
-        plan.create.extend(result.to_create.iter().cloned().map(Arc::new));
-        plan.update.retain(|s| s.address_type != at);
-        plan.update.extend(result.to_update.iter().cloned().map(Arc::new));
-        let by_name: BTreeMap<&str, &EndpointSlice> = result.iter().map(|s| (s.metadata.name(), s)).collect();
-        for s in after.iter_mut().filter(|s| s.address_type == at) {
-            if let Some(new) = by_name.get(s.metadata.name()) {
-                *s = (*new).clone();
-            }
-        }
-    }
-    events
+    let events = done
+        .hints
+        .iter()
+        .flat_map(|(_, o)| o.events.iter().filter_map(|e| serde_json::to_value(e).ok()))
+        .collect();
+    (done.plan, done.slices, events)
 }
 
 /// Prints a plan, the slices after it is applied (and events, for mirroring) as JSON or text.
 pub(crate) fn print_plan(
     plan: &Plan,
-    after: &[EndpointSlice],
+    after: &[Arc<EndpointSlice>],
     events: &[Value],
     format: Format,
 ) -> Result<(), CliError> {
@@ -260,7 +176,7 @@ fn plain(list: &[Arc<EndpointSlice>]) -> Vec<&EndpointSlice> {
 
 /// The JSON form of a plan: `create`, `update`, `delete`, `error`, plus `counts`, the `slices`
 /// after the plan, and `events` when there are any.
-fn plan_json(plan: &Plan, after: &[EndpointSlice], events: &[Value]) -> Value {
+fn plan_json(plan: &Plan, after: &[Arc<EndpointSlice>], events: &[Value]) -> Value {
     let mut v = json!({
         "create": plain(&plan.create),
         "update": plain(&plan.update),
@@ -271,7 +187,7 @@ fn plan_json(plan: &Plan, after: &[EndpointSlice], events: &[Value]) -> Value {
             "update": plan.update.len(),
             "delete": plan.delete.len(),
         },
-        "slices": after,
+        "slices": plain(after),
     });
     if !events.is_empty() {
         v["events"] = Value::Array(events.to_vec());
@@ -294,7 +210,7 @@ fn describe(verb: &str, s: &EndpointSlice) -> String {
         .iter()
         .map(|p| {
             let n = p.port.map_or("*".to_owned(), |n| n.to_string());
-            let proto = p.protocol.as_deref().unwrap_or("TCP");
+            let proto = p.protocol();
             match p.name.as_deref() {
                 Some(name) if !name.is_empty() => format!("{name}:{n}/{proto}"),
                 _ => format!("{n}/{proto}"),
