@@ -377,35 +377,40 @@ pub(crate) fn parse_ip_strict(s: &str) -> Option<IpAddr> {
 
 /// Four decimal octets separated by dots, each 1 to 3 digits, at most 255, without a leading
 /// zero: a subset of what the standard parser accepts (anything else is left to it).
+#[inline]
 fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
-    let mut octets = [0u8; 4];
-    let mut at = 0;
-    let mut value: u16 = 0;
-    let mut digits = 0;
-    for &c in b {
-        match c {
-            b'0'..=b'9' => {
-                // No leading zero, at most three digits.
-                if (digits == 1 && value == 0) || digits == 3 {
-                    return None;
-                }
-                value = value * 10 + u16::from(c - b'0');
-                digits += 1;
-            }
-            b'.' if digits > 0 => {
-                *octets.get_mut(at)? = u8::try_from(value).ok()?;
-                at += 1;
-                value = 0;
-                digits = 0;
-            }
-            _ => return None,
-        }
-    }
-    if at != 3 || digits == 0 {
+    if b.len() < 7 || b.len() > 15 {
         return None;
     }
-    *octets.get_mut(at)? = u8::try_from(value).ok()?;
-    Some(Ipv4Addr::from(octets))
+    let digit = |at: usize| match b.get(at) {
+        Some(&c) if c.is_ascii_digit() => Some(u32::from(c - b'0')),
+        _ => None,
+    };
+    let mut octets = [0u8; 4];
+    let mut at = 0;
+    for (k, slot) in octets.iter_mut().enumerate() {
+        if k > 0 {
+            if b.get(at) != Some(&b'.') {
+                return None;
+            }
+            at += 1;
+        }
+        let mut value = digit(at)?;
+        at += 1;
+        // A leading zero stands alone (then a digit after it fails the dot or end check).
+        if value != 0
+            && let Some(d) = digit(at)
+        {
+            value = value * 10 + d;
+            at += 1;
+            if let Some(d) = digit(at) {
+                value = value * 10 + d;
+                at += 1;
+            }
+        }
+        *slot = u8::try_from(value).ok()?;
+    }
+    (at == b.len()).then(|| Ipv4Addr::from(octets))
 }
 
 /// Sorts endpoints by `IP:port` text and keeps one per address as kube-proxy v1.37.2's
@@ -418,12 +423,12 @@ pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
         // Usually the slices already list each address once, in order: one cheap pass.
         if eps
             .windows(2)
-            .all(|w| matches!(w, [a, b] if v4_text_key(a) < v4_text_key(b)))
+            .all(|w| matches!(w, [a, b] if v4_text_cmp(a, b) == Ordering::Less))
         {
             return;
         }
         // Stable, so copies of one address stay in the caller's order.
-        eps.sort_by_key(v4_text_key);
+        eps.sort_by(v4_text_cmp);
     } else {
         if eps
             .windows(2)
@@ -455,20 +460,37 @@ pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
     list.truncate(start + kept);
 }
 
-/// A key whose order is the order of an IPv4 endpoint's `IP:port` text (0 for IPv6).
+/// The order of two IPv4 endpoints' `IP:port` texts: the addresses' keys (`v4_ip_key`), and
+/// for one address the ports' (`port_text_key`).
+#[inline]
+fn v4_text_cmp(x: &ProxyEndpoint<'_>, y: &ProxyEndpoint<'_>) -> Ordering {
+    match (x.ip, y.ip) {
+        (IpAddr::V4(a), IpAddr::V4(b)) if a != b => v4_ip_key(a).cmp(&v4_ip_key(b)),
+        _ => port_text_key(x.port).cmp(&port_text_key(y.port)),
+    }
+}
+
+/// A key whose order is the order of an IPv4 address's text followed by `:`.
 ///
 /// Text order compares the first three octets' digits as strings that end with `.`, which
-/// sorts below every digit (so `1.` before `10.`), the last octet's as strings ending with
-/// `:`, which sorts above every digit (so `10:` before `1:`), and the port's as strings at the
-/// end of the text (so `80` before `8080`). Each is written as a fixed-width number whose
-/// digits are the text's digits, with the end as the lowest (base 11) or highest (base 12)
-/// digit, so that comparing the numbers compares the texts; together they take 62 bits.
+/// sorts below every digit (so `1.` before `10.`), and the last octet's as strings ending with
+/// `:`, which sorts above every digit (so `10:` before `1:`). Each is written as a fixed-width
+/// number whose digits are the text's digits, with the end as the lowest (base 11) or highest
+/// (base 12) digit, so that comparing the numbers compares the texts: 11 bits an octet.
+#[inline]
+fn v4_ip_key(v4: Ipv4Addr) -> u64 {
+    let [a, b, c, d] = v4.octets();
+    let dot = |o: u8| u64::from(DOT_KEYS[usize::from(o)]);
+    (dot(a) << 33) | (dot(b) << 22) | (dot(c) << 11) | u64::from(COLON_KEYS[usize::from(d)])
+}
+
+/// A key whose order is the order of an IPv4 endpoint's `IP:port` text (0 for IPv6): the
+/// address's key, then the port's (the port's text is at the end, which sorts below every
+/// digit: base 11 again, five digits, 18 bits).
+#[cfg(test)]
 fn v4_text_key(e: &ProxyEndpoint<'_>) -> u64 {
     let IpAddr::V4(v4) = e.ip else { return 0 };
-    let [a, b, c, d] = v4.octets();
-    let dot = |o: u8| u64::from(DOT_KEYS.get(usize::from(o)).copied().unwrap_or(0));
-    let colon = u64::from(COLON_KEYS.get(usize::from(d)).copied().unwrap_or(0));
-    (dot(a) << 51) | (dot(b) << 40) | (dot(c) << 29) | (colon << 18) | port_text_key(e.port)
+    (v4_ip_key(v4) << 18) | port_text_key(e.port)
 }
 
 /// The digits of `n` (at most `width` of them), most significant first, as fixed-width
@@ -752,6 +774,7 @@ mod tests {
             let (x, y) = (endpoint(IpAddr::from(a), pa), endpoint(IpAddr::from(b), pb));
             proptest::prop_assert_eq!(text_cmp(&x, &y), x.to_string().cmp(&y.to_string()));
             proptest::prop_assert_eq!(v4_text_key(&x).cmp(&v4_text_key(&y)), x.to_string().cmp(&y.to_string()));
+            proptest::prop_assert_eq!(v4_text_cmp(&x, &y), x.to_string().cmp(&y.to_string()));
             proptest::prop_assert_eq!(text_cmp(&x, &x), std::cmp::Ordering::Equal);
         }
     }
@@ -779,6 +802,7 @@ mod tests {
             for &y in &all {
                 for (a, b) in [([x, 0, 0, 1], [y, 0, 0, 1]), ([1, 2, 3, x], [1, 2, 3, y])] {
                     let (p, q) = (endpoint(IpAddr::from(a), 80), endpoint(IpAddr::from(b), 80));
+                    assert_eq!(v4_text_cmp(&p, &q), p.to_string().cmp(&q.to_string()));
                     assert_eq!(
                         v4_text_key(&p).cmp(&v4_text_key(&q)),
                         p.to_string().cmp(&q.to_string())
@@ -792,6 +816,7 @@ mod tests {
         for &x in &ports {
             for &y in &ports {
                 let (p, q) = (endpoint(ip4(10, 0, 0, 1), x), endpoint(ip4(10, 0, 0, 1), y));
+                assert_eq!(v4_text_cmp(&p, &q), p.to_string().cmp(&q.to_string()));
                 assert_eq!(
                     v4_text_key(&p).cmp(&v4_text_key(&q)),
                     p.to_string().cmp(&q.to_string())
