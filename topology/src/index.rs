@@ -2,14 +2,14 @@
 //! service port without rescanning every slice.
 
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::ops::Range;
 
 use svcnet_model::{EndpointPort, EndpointSlice};
 
-use crate::proxy::{Ignored, IpFamily, ProxyEndpoint, SelectOptions};
+use crate::fasthash::{FastMap, fast_map};
+use crate::proxy::{Ignored, IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
 
 /// (namespace, Service name), borrowed from a slice.
 type ServiceKey<'a> = (&'a str, &'a str);
@@ -64,7 +64,7 @@ impl Entry<'_> {
 /// [`NodeView::from_index`]: crate::NodeView::from_index
 #[derive(Debug, Clone)]
 pub struct SliceIndex<'a> {
-    groups: HashMap<ServiceKey<'a>, usize>,
+    groups: FastMap<ServiceKey<'a>, usize>,
     /// Readable slices in the caller's order.
     entries: Vec<Entry<'a>>,
     /// Indices into `entries` ordered by (group, family, slice name, caller's order).
@@ -97,7 +97,7 @@ impl<'a> SliceIndex<'a> {
     /// Indexes `slices` (slices of no IP family, e.g. `FQDN`, are left out silently, as the
     /// proxy never reads them).
     pub fn build(slices: &'a [EndpointSlice]) -> Self {
-        let mut groups: HashMap<ServiceKey<'a>, usize> = HashMap::with_capacity(slices.len());
+        let mut groups: FastMap<ServiceKey<'a>, usize> = fast_map(slices.len());
         let mut entries: Vec<Entry<'a>> = Vec::with_capacity(slices.len());
         let mut ips: Vec<Option<IpAddr>> =
             Vec::with_capacity(slices.iter().map(|s| s.endpoints().len()).sum());
@@ -276,8 +276,49 @@ impl<'a> SliceIndex<'a> {
         sort_and_dedup(out, start);
     }
 
+    /// Appends to `out` the endpoints of service port `port` (namespace, Service, port name
+    /// and protocol) for the proxier of `family` on node `node_name`, as a
+    /// [`NodeView`](crate::NodeView) lists them: sorted by `IP:port` text, one per address.
+    /// `out` may hold other endpoints already; they are left as they are.
+    ///
+    /// ```
+    /// use svcnet_model::EndpointSlice;
+    /// use svcnet_topology::{IpFamily, SelectOptions, ServicePortName, SliceIndex};
+    ///
+    /// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+    ///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+    ///     "addressType":"IPv4","ports":[{"name":"","port":8080}],
+    ///     "endpoints":[{"addresses":["10.0.0.10"]},{"addresses":["10.0.0.9"],"nodeName":"n1"}]}"#).unwrap()];
+    /// let index = SliceIndex::build(&slices);
+    /// let port = ServicePortName { namespace: "shop", name: "web", port: "", protocol: "TCP" };
+    /// let mut out = Vec::new();
+    /// index.service_port_endpoints(&mut out, &port, IpFamily::V4, "n1", SelectOptions::default());
+    /// let text: Vec<String> = out.iter().map(|e| e.to_string()).collect();
+    /// assert_eq!(text, ["10.0.0.10:8080", "10.0.0.9:8080"]);
+    /// assert!(out[1].is_local);
+    /// ```
+    pub fn service_port_endpoints(
+        &self,
+        out: &mut Vec<ProxyEndpoint<'a>>,
+        port: &ServicePortName<'_>,
+        family: IpFamily,
+        node_name: &str,
+        options: SelectOptions,
+    ) {
+        self.extend_endpoints(
+            out,
+            node_name,
+            options,
+            port.namespace,
+            port.name,
+            port.port,
+            port.protocol,
+            family,
+        );
+    }
+
     /// How many endpoints the indexed slices hold, usable or not.
-    pub(crate) fn endpoint_count(&self) -> usize {
+    pub fn endpoint_count(&self) -> usize {
         self.ips.len()
     }
 }
@@ -325,37 +366,51 @@ fn parse_ip(s: &str) -> Option<IpAddr> {
     }
 }
 
+/// An address as std reads it (no leading zeros, no IPv4-mapped shortcut), with the
+/// dotted-quad shortcut (which accepts only what std accepts, reading it the same way).
+pub(crate) fn parse_ip_strict(s: &str) -> Option<IpAddr> {
+    match dotted_quad(s.as_bytes()) {
+        Some(v4) => Some(IpAddr::V4(v4)),
+        None => s.parse().ok(),
+    }
+}
+
 /// Four decimal octets separated by dots, each 1 to 3 digits, at most 255, without a leading
 /// zero: a subset of what the standard parser accepts (anything else is left to it).
+#[inline]
 fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
-    let mut octets = [0u8; 4];
-    let mut at = 0;
-    let mut value: u16 = 0;
-    let mut digits = 0;
-    for &c in b {
-        match c {
-            b'0'..=b'9' => {
-                // No leading zero, at most three digits.
-                if (digits == 1 && value == 0) || digits == 3 {
-                    return None;
-                }
-                value = value * 10 + u16::from(c - b'0');
-                digits += 1;
-            }
-            b'.' if digits > 0 => {
-                *octets.get_mut(at)? = u8::try_from(value).ok()?;
-                at += 1;
-                value = 0;
-                digits = 0;
-            }
-            _ => return None,
-        }
-    }
-    if at != 3 || digits == 0 {
+    if b.len() < 7 || b.len() > 15 {
         return None;
     }
-    *octets.get_mut(at)? = u8::try_from(value).ok()?;
-    Some(Ipv4Addr::from(octets))
+    let digit = |at: usize| match b.get(at) {
+        Some(&c) if c.is_ascii_digit() => Some(u32::from(c - b'0')),
+        _ => None,
+    };
+    let mut octets = [0u8; 4];
+    let mut at = 0;
+    for (k, slot) in octets.iter_mut().enumerate() {
+        if k > 0 {
+            if b.get(at) != Some(&b'.') {
+                return None;
+            }
+            at += 1;
+        }
+        let mut value = digit(at)?;
+        at += 1;
+        // A leading zero stands alone (then a digit after it fails the dot or end check).
+        if value != 0
+            && let Some(d) = digit(at)
+        {
+            value = value * 10 + d;
+            at += 1;
+            if let Some(d) = digit(at) {
+                value = value * 10 + d;
+                at += 1;
+            }
+        }
+        *slot = u8::try_from(value).ok()?;
+    }
+    (at == b.len()).then(|| Ipv4Addr::from(octets))
 }
 
 /// Sorts endpoints by `IP:port` text and keeps one per address as kube-proxy v1.37.2's
@@ -364,17 +419,23 @@ fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
 /// Only `list[start..]` is touched.
 pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
     let Some(eps) = list.get_mut(start..) else { return };
-    // Usually the slices already list each address once, in order: one cheap pass.
-    if eps
-        .windows(2)
-        .all(|w| matches!(w, [a, b] if text_cmp(a, b) == Ordering::Less))
-    {
-        return;
-    }
-    // Stable, so copies of one address stay in the caller's order.
     if eps.iter().all(|e| e.ip.is_ipv4()) {
-        eps.sort_by(text_cmp);
+        // Usually the slices already list each address once, in order: one cheap pass.
+        if eps
+            .windows(2)
+            .all(|w| matches!(w, [a, b] if v4_text_cmp(a, b) == Ordering::Less))
+        {
+            return;
+        }
+        // Stable, so copies of one address stay in the caller's order.
+        eps.sort_by(v4_text_cmp);
     } else {
+        if eps
+            .windows(2)
+            .all(|w| matches!(w, [a, b] if text_cmp(a, b) == Ordering::Less))
+        {
+            return;
+        }
         eps.sort_by_cached_key(|e| AddrText::of(e.addr()));
     }
     let mut kept = 0;
@@ -397,6 +458,113 @@ pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
         i = j;
     }
     list.truncate(start + kept);
+}
+
+/// The order of two IPv4 endpoints' `IP:port` texts: the addresses' keys (`v4_ip_key`), and
+/// for one address the ports' (`port_text_key`).
+#[inline]
+fn v4_text_cmp(x: &ProxyEndpoint<'_>, y: &ProxyEndpoint<'_>) -> Ordering {
+    match (x.ip, y.ip) {
+        (IpAddr::V4(a), IpAddr::V4(b)) if a != b => v4_ip_key(a).cmp(&v4_ip_key(b)),
+        _ => port_text_key(x.port).cmp(&port_text_key(y.port)),
+    }
+}
+
+/// A key whose order is the order of an IPv4 address's text followed by `:`.
+///
+/// Text order compares the first three octets' digits as strings that end with `.`, which
+/// sorts below every digit (so `1.` before `10.`), and the last octet's as strings ending with
+/// `:`, which sorts above every digit (so `10:` before `1:`). Each is written as a fixed-width
+/// number whose digits are the text's digits, with the end as the lowest (base 11) or highest
+/// (base 12) digit, so that comparing the numbers compares the texts: 11 bits an octet.
+#[inline]
+fn v4_ip_key(v4: Ipv4Addr) -> u64 {
+    let [a, b, c, d] = v4.octets();
+    let dot = |o: u8| u64::from(DOT_KEYS[usize::from(o)]);
+    (dot(a) << 33) | (dot(b) << 22) | (dot(c) << 11) | u64::from(COLON_KEYS[usize::from(d)])
+}
+
+/// A key whose order is the order of an IPv4 endpoint's `IP:port` text (0 for IPv6): the
+/// address's key, then the port's (the port's text is at the end, which sorts below every
+/// digit: base 11 again, five digits, 18 bits).
+#[cfg(test)]
+fn v4_text_key(e: &ProxyEndpoint<'_>) -> u64 {
+    let IpAddr::V4(v4) = e.ip else { return 0 };
+    (v4_ip_key(v4) << 18) | port_text_key(e.port)
+}
+
+/// The digits of `n` (at most `width` of them), most significant first, as fixed-width
+/// base-`base` digits: a decimal digit `d` is `d + shift`, a position past the end is `end`.
+const fn digit_key(n: u32, width: u32, base: u32, shift: u32, end: u32) -> u32 {
+    let mut len = 1;
+    let mut rest = n / 10;
+    while rest > 0 {
+        len += 1;
+        rest /= 10;
+    }
+    let mut key = 0;
+    let mut pos = 0;
+    while pos < width {
+        let digit = if pos < len {
+            let mut div = 1;
+            let mut k = 1;
+            while k < len - pos {
+                div *= 10;
+                k += 1;
+            }
+            n / div % 10 + shift
+        } else {
+            end
+        };
+        key = key * base + digit;
+        pos += 1;
+    }
+    key
+}
+
+/// An octet's text followed by `.` (below the digits): base 11, end 0, digit `d` as `d + 1`.
+const DOT_KEYS: [u16; 256] = {
+    let mut t = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = digit_key(i as u32, 3, 11, 1, 0) as u16;
+        i += 1;
+    }
+    t
+};
+
+/// An octet's text followed by `:` (above the digits): base 12, end 11, digit `d` as `d`.
+const COLON_KEYS: [u16; 256] = {
+    let mut t = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = digit_key(i as u32, 3, 12, 0, 11) as u16;
+        i += 1;
+    }
+    t
+};
+
+/// A port's text at the end of the text (the end below the digits): base 11, 5 digits.
+fn port_text_key(port: u16) -> u64 {
+    let p = u32::from(port);
+    let width = match p {
+        0..=9 => 1,
+        10..=99 => 2,
+        100..=999 => 3,
+        1000..=9999 => 4,
+        _ => 5,
+    };
+    // The digits shifted up by one (as base 11), then the missing positions as zeros.
+    let mut key = 0u64;
+    let mut div = [10000u32, 1000, 100, 10, 1].into_iter().skip(5 - width);
+    for _ in 0..5 {
+        key = key * 11
+            + match div.next() {
+                Some(d) => u64::from(p / d % 10 + 1),
+                None => 0,
+            };
+    }
+    key
 }
 
 /// The order of two endpoints' `IP:port` texts, without writing them out for IPv4.
@@ -605,6 +773,8 @@ mod tests {
             b[..same].copy_from_slice(&a[..same]);
             let (x, y) = (endpoint(IpAddr::from(a), pa), endpoint(IpAddr::from(b), pb));
             proptest::prop_assert_eq!(text_cmp(&x, &y), x.to_string().cmp(&y.to_string()));
+            proptest::prop_assert_eq!(v4_text_key(&x).cmp(&v4_text_key(&y)), x.to_string().cmp(&y.to_string()));
+            proptest::prop_assert_eq!(v4_text_cmp(&x, &y), x.to_string().cmp(&y.to_string()));
             proptest::prop_assert_eq!(text_cmp(&x, &x), std::cmp::Ordering::Equal);
         }
     }
@@ -622,6 +792,36 @@ mod tests {
             proptest::prop_assert_eq!(parse_ip(&text), svcnet_model::validation::names::parse_ip_sloppy(&text));
             let printed = Ipv4Addr::from(octets).to_string();
             proptest::prop_assert_eq!(dotted_quad(printed.as_bytes()), Some(Ipv4Addr::from(octets)));
+        }
+    }
+
+    #[test]
+    fn v4_text_key_orders_every_octet_and_port_as_text() {
+        let all: Vec<u8> = (0..=255).collect();
+        for &x in &all {
+            for &y in &all {
+                for (a, b) in [([x, 0, 0, 1], [y, 0, 0, 1]), ([1, 2, 3, x], [1, 2, 3, y])] {
+                    let (p, q) = (endpoint(IpAddr::from(a), 80), endpoint(IpAddr::from(b), 80));
+                    assert_eq!(v4_text_cmp(&p, &q), p.to_string().cmp(&q.to_string()));
+                    assert_eq!(
+                        v4_text_key(&p).cmp(&v4_text_key(&q)),
+                        p.to_string().cmp(&q.to_string())
+                    );
+                }
+            }
+        }
+        let ports = [
+            0u16, 1, 8, 9, 10, 79, 80, 99, 100, 443, 800, 8080, 9999, 10000, 65535,
+        ];
+        for &x in &ports {
+            for &y in &ports {
+                let (p, q) = (endpoint(ip4(10, 0, 0, 1), x), endpoint(ip4(10, 0, 0, 1), y));
+                assert_eq!(v4_text_cmp(&p, &q), p.to_string().cmp(&q.to_string()));
+                assert_eq!(
+                    v4_text_key(&p).cmp(&v4_text_key(&q)),
+                    p.to_string().cmp(&q.to_string())
+                );
+            }
         }
     }
 

@@ -94,6 +94,7 @@ mod auto;
 mod capacity;
 mod error;
 mod event;
+mod fasthash;
 mod hints;
 mod index;
 mod mechanism;
@@ -116,7 +117,7 @@ pub use mechanism::{
 pub use proxy::{
     EndpointTable, Ignored, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName,
 };
-pub use select::{NodeView, PortEndpoints, Selection, TopologyMode, categorize};
+pub use select::{Categories, NodeView, PortEndpoints, Selection, TopologyMode, categorize, proxied_ports};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -10,6 +10,9 @@ use serde::{Serialize, Serializer};
 use svcnet_model::{EndpointSlice, ForNode, ForZone, Node, Service, ServicePort};
 
 use crate::capacity::node_zone_label;
+
+/// `spec.clusterIP` of a headless Service.
+const CLUSTER_IP_NONE: &str = "None";
 use crate::index::{SliceIndex, port_number, push_endpoints, sort_and_dedup};
 
 /// An IP family: which addresses a proxier handles (the model's one `IpFamily`).
@@ -289,9 +292,28 @@ pub(crate) fn service_families(service: &Service) -> Families {
         }
     }
     if out.iter().next().is_none() {
-        for ip in service.cluster_ip_addrs().unwrap_or_default() {
-            out.push(IpFamily::of(ip));
+        // The families of `cluster_ip_addrs()`, none if one of them does not parse (read
+        // without building the list).
+        let spec = service.spec();
+        let texts: &[String] = match (&spec.cluster_ips, &spec.cluster_ip) {
+            (Some(ips), _) if !ips.is_empty() => ips,
+            (_, Some(ip)) => std::slice::from_ref(ip),
+            _ => &[],
+        };
+        let mut of_ips = Families::default();
+        for t in texts
+            .iter()
+            .filter(|t| !t.is_empty() && t.as_str() != CLUSTER_IP_NONE)
+        {
+            match crate::index::parse_ip_strict(t) {
+                Some(ip) => of_ips.push(IpFamily::of(ip)),
+                None => {
+                    of_ips = Families::default();
+                    break;
+                }
+            }
         }
+        out = of_ips;
     }
     if out.iter().next().is_none() {
         out.push(IpFamily::V4);
@@ -314,6 +336,14 @@ impl Families {
         match self.head.iter_mut().find(|s| s.is_none()) {
             Some(slot) => *slot = Some(f),
             None => self.tail.push(f),
+        }
+    }
+
+    /// The `i`th family.
+    pub(crate) fn get(&self, i: usize) -> Option<IpFamily> {
+        match self.head.get(i) {
+            Some(f) => *f,
+            None => self.tail.get(i - self.head.len()).copied(),
         }
     }
 

@@ -1,16 +1,14 @@
 //! Proxy side: which endpoints a node uses for a service port (kube-proxy's
 //! `CategorizeEndpoints`).
 
-use std::collections::BTreeSet;
-use std::net::SocketAddr;
 use std::ops::Range;
 
 use serde::Serialize;
-use svcnet_model::{EndpointSlice, Service};
+use svcnet_model::{EndpointSlice, Service, ServicePort};
 
 use crate::index::SliceIndex;
 use crate::proxy::{
-    IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName,
+    Families, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName,
     cluster_ips_unallocated, service_families,
 };
 
@@ -120,59 +118,134 @@ pub fn categorize<'a>(
     node: &NodeTopology,
     options: &SelectOptions,
 ) -> Selection<'a> {
-    let uses_cluster = policy.uses_cluster();
-    let uses_local = policy.uses_local();
-    let mut sel = Selection {
-        cluster: uses_cluster.then(Vec::new),
-        local: uses_local.then(Vec::new),
-        reach: Reach::Nothing,
-        has_any: false,
-        topology: TopologyMode::None,
-        cluster_terminating_fallback: false,
-        local_terminating_fallback: false,
-    };
-    if endpoints.is_empty() {
-        return sel;
-    }
-    let fallback = |e: &&ProxyEndpoint<'_>| e.serving && e.terminating;
-    if let Some(cluster) = sel.cluster.as_mut() {
-        let mode = topology_mode(endpoints, node, options);
-        sel.topology = mode;
-        cluster.extend(endpoints.iter().filter(|e| e.ready && available(e, mode, node)));
-        if cluster.is_empty() {
-            cluster.extend(endpoints.iter().filter(fallback));
-            sel.cluster_terminating_fallback = !cluster.is_empty();
-        }
-        sel.has_any = !cluster.is_empty();
-    }
-    if let Some(local) = sel.local.as_mut() {
-        sel.has_any |= endpoints.iter().any(|e| e.ready || fallback(&e));
-        local.extend(endpoints.iter().filter(|e| e.is_local && e.ready));
-        if local.is_empty() {
-            local.extend(endpoints.iter().filter(|e| e.is_local && fallback(e)));
-            sel.local_terminating_fallback = !local.is_empty();
-        }
-    }
-    sel.reach = match (&sel.cluster, &sel.local) {
+    let c = Categories::of(endpoints, policy, node, options);
+    let cluster = c.uses_cluster.then(|| {
+        endpoints
+            .iter()
+            .filter(|e| c.in_cluster(e, node))
+            .collect::<Vec<_>>()
+    });
+    let local = c
+        .uses_local
+        .then(|| endpoints.iter().filter(|e| c.in_local(e)).collect::<Vec<_>>());
+    let reach = match (&cluster, &local) {
         (Some(_), None) => Reach::Cluster,
         (None, Some(_)) => Reach::Local,
         // Untouched by topology, cluster holds every ready endpoint, local ones included.
-        (Some(_), Some(_)) if sel.topology == TopologyMode::None && !sel.local_terminating_fallback => {
+        (Some(_), Some(_)) if c.topology == TopologyMode::None && !c.local_terminating_fallback => {
             Reach::Cluster
         }
-        (Some(c), Some(l)) => {
-            let chosen: BTreeSet<SocketAddr> = c.iter().chain(l.iter()).map(|e| e.addr()).collect();
-            let mut seen = BTreeSet::new();
-            Reach::Union(
-                endpoints
-                    .iter()
-                    .filter(|e| chosen.contains(&e.addr()) && seen.insert(e.addr()))
-                    .collect(),
-            )
-        }
+        // The endpoints are one per address: the union is a filter.
+        (Some(_), Some(_)) => Reach::Union(
+            endpoints
+                .iter()
+                .filter(|e| c.in_cluster(e, node) || c.in_local(e))
+                .collect(),
+        ),
         (None, None) => Reach::Nothing,
     };
-    sel
+    Selection {
+        cluster,
+        local,
+        reach,
+        has_any: c.has_any,
+        topology: c.topology,
+        cluster_terminating_fallback: c.cluster_terminating_fallback,
+        local_terminating_fallback: c.local_terminating_fallback,
+    }
+}
+
+/// What [`categorize`] decides for a service port, without the lists: which lists are used,
+/// how topology narrowed the cluster list, the fallbacks, and whether the port has endpoints
+/// anywhere. [`Categories::in_cluster`] and [`Categories::in_local`] tell each endpoint's
+/// place, so a caller can build its own lists without the intermediate ones.
+///
+/// ```
+/// use svcnet_topology::{Categories, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions};
+/// let ep = |ip: &str, ready: bool| ProxyEndpoint {
+///     ip: ip.parse().unwrap(), port: 80, node_name: None, zone: None, is_local: false,
+///     ready, serving: true, terminating: !ready, zone_hints: &[], node_hints: &[],
+/// };
+/// let eps = [ep("10.0.0.1", false), ep("10.0.0.2", false)];
+/// let node = NodeTopology::new("n1", "");
+/// let c = Categories::of(&eps, &PortPolicy::default(), &node, &SelectOptions::default());
+/// assert!(c.cluster_terminating_fallback && c.has_any);
+/// assert!(eps.iter().all(|e| c.in_cluster(e, &node) && !c.in_local(e)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Categories {
+    /// The service port uses Cluster-policy endpoints ([`Selection::cluster`] is `Some`).
+    pub uses_cluster: bool,
+    /// The service port uses Local-policy endpoints ([`Selection::local`] is `Some`).
+    pub uses_local: bool,
+    /// How hints narrowed the cluster endpoints.
+    pub topology: TopologyMode,
+    /// The cluster endpoints are serving-and-terminating ones because no ready one exists.
+    pub cluster_terminating_fallback: bool,
+    /// The local endpoints are serving-and-terminating ones because no local ready one exists.
+    pub local_terminating_fallback: bool,
+    /// The service port has a usable endpoint anywhere in the cluster.
+    pub has_any: bool,
+}
+
+impl Categories {
+    /// Categorizes `endpoints` (one per address, as a [`NodeView`] lists them) for `node`, as
+    /// [`categorize`] does.
+    pub fn of(
+        endpoints: &[ProxyEndpoint<'_>],
+        policy: &PortPolicy,
+        node: &NodeTopology,
+        options: &SelectOptions,
+    ) -> Self {
+        let mut c = Categories {
+            uses_cluster: policy.uses_cluster(),
+            uses_local: policy.uses_local(),
+            ..Categories::default()
+        };
+        if endpoints.is_empty() {
+            return c;
+        }
+        let fallback = |e: &ProxyEndpoint<'_>| e.serving && e.terminating;
+        if c.uses_cluster {
+            let mode = topology_mode(endpoints, node, options);
+            c.topology = mode;
+            if endpoints.iter().any(|e| e.ready && available(e, mode, node)) {
+                c.has_any = true;
+            } else {
+                c.cluster_terminating_fallback = endpoints.iter().any(fallback);
+                c.has_any = c.cluster_terminating_fallback;
+            }
+        }
+        if c.uses_local {
+            c.has_any |= endpoints.iter().any(|e| e.ready || fallback(e));
+            if !endpoints.iter().any(|e| e.is_local && e.ready) {
+                c.local_terminating_fallback = endpoints.iter().any(|e| e.is_local && fallback(e));
+            }
+        }
+        c
+    }
+
+    /// Whether `e` is among the cluster endpoints (never, when they are not used).
+    pub fn in_cluster(&self, e: &ProxyEndpoint<'_>, node: &NodeTopology) -> bool {
+        self.uses_cluster
+            && if self.cluster_terminating_fallback {
+                e.serving && e.terminating
+            } else {
+                e.ready && available(e, self.topology, node)
+            }
+    }
+
+    /// Whether `e` is among the local endpoints (never, when they are not used).
+    pub fn in_local(&self, e: &ProxyEndpoint<'_>) -> bool {
+        self.uses_local
+            && e.is_local
+            && if self.local_terminating_fallback {
+                e.serving && e.terminating
+            } else {
+                e.ready
+            }
+    }
 }
 
 fn topology_mode(
@@ -299,46 +372,22 @@ impl<'a> NodeView<'a> {
     ) -> Self {
         let mut ports: Vec<PortEntry<'a>> = Vec::with_capacity(services.len());
         let mut endpoints: Vec<ProxyEndpoint<'a>> = Vec::with_capacity(index.endpoint_count());
-        for svc in services {
-            let unallocated = cluster_ips_unallocated(svc);
-            if svc.skipped_by_proxy()
-                && !(unallocated && svc.type_() != svcnet_model::service_type::EXTERNAL_NAME)
-            {
-                continue;
-            }
-            let families = service_families(svc);
-            let (namespace, service) = (svc.metadata.namespace(), svc.metadata.name());
-            for p in svc.spec().ports() {
-                for family in families.iter() {
-                    if !unallocated && svc.cluster_ip_for_family(family.as_str()).is_none() {
-                        continue;
-                    }
-                    let name = ServicePortName {
-                        namespace,
-                        name: service,
-                        port: p.name(),
-                        protocol: p.protocol(),
-                    };
-                    let start = endpoints.len();
-                    index.extend_endpoints(
-                        &mut endpoints,
-                        &node.name,
-                        options,
-                        namespace,
-                        service,
-                        name.port,
-                        name.protocol,
-                        family,
-                    );
-                    ports.push(PortEntry {
-                        policy: PortPolicy::for_port(svc, p, family),
-                        name,
-                        port: p.port,
-                        family,
-                        endpoints: start..endpoints.len(),
-                    });
-                }
-            }
+        for (svc, p, family) in proxied_ports(services) {
+            let name = ServicePortName {
+                namespace: svc.metadata.namespace(),
+                name: svc.metadata.name(),
+                port: p.name(),
+                protocol: p.protocol(),
+            };
+            let start = endpoints.len();
+            index.service_port_endpoints(&mut endpoints, &name, family, &node.name, options);
+            ports.push(PortEntry {
+                policy: PortPolicy::for_port(svc, p, family),
+                name,
+                port: p.port,
+                family,
+                endpoints: start..endpoints.len(),
+            });
         }
         NodeView {
             node,
@@ -366,6 +415,83 @@ impl<'a> NodeView<'a> {
             let sel = categorize(p.endpoints, &p.policy, &self.node, &self.options);
             (p, sel)
         })
+    }
+}
+
+/// Every service port a proxy handles, with the family it handles it in, in a
+/// [`NodeView`]'s order (Service input order, then port order, then family order): the
+/// Services kube-proxy skips are left out (`ShouldSkipService`), and so is each family a
+/// Service has no cluster IP of (`GetClusterIPByFamily`); a Service that has not been through
+/// ClusterIP allocation counts as allocated in each of its families (see [`NodeView::build`]).
+///
+/// ```
+/// use svcnet_model::Service;
+/// use svcnet_topology::{IpFamily, proxied_ports};
+///
+/// let services: Vec<Service> = vec![
+///     serde_json::from_str(r#"{"metadata":{"name":"web","namespace":"shop"},"spec":{
+///         "clusterIPs":["10.96.0.10","fd00::10"],"ipFamilies":["IPv4","IPv6"],
+///         "clusterIP":"10.96.0.10","ports":[{"port":80}]}}"#).unwrap(),
+///     serde_json::from_str(r#"{"metadata":{"name":"db","namespace":"shop"},"spec":{
+///         "clusterIP":"None","ports":[{"port":5432}]}}"#).unwrap(),
+/// ];
+/// let families: Vec<IpFamily> = proxied_ports(&services).map(|(_, _, f)| f).collect();
+/// assert_eq!(families, [IpFamily::V4, IpFamily::V6]);
+/// ```
+pub fn proxied_ports(services: &[Service]) -> impl Iterator<Item = (&Service, &ServicePort, IpFamily)> {
+    ProxiedPorts {
+        services: services.iter(),
+        svc: None,
+        unallocated: false,
+        families: Families::default(),
+        ports: &[],
+        port: 0,
+        family: 0,
+    }
+}
+
+/// The iterator of [`proxied_ports`]: one Service at a time, its ports, each port's families.
+struct ProxiedPorts<'a> {
+    services: std::slice::Iter<'a, Service>,
+    svc: Option<&'a Service>,
+    unallocated: bool,
+    families: Families,
+    ports: &'a [ServicePort],
+    port: usize,
+    family: usize,
+}
+
+impl<'a> Iterator for ProxiedPorts<'a> {
+    type Item = (&'a Service, &'a ServicePort, IpFamily);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(svc) = self.svc {
+                while let Some(p) = self.ports.get(self.port) {
+                    while let Some(f) = self.families.get(self.family) {
+                        self.family += 1;
+                        if self.unallocated || svc.cluster_ip_for_family(f.as_str()).is_some() {
+                            return Some((svc, p, f));
+                        }
+                    }
+                    self.family = 0;
+                    self.port += 1;
+                }
+            }
+            let svc = self.services.next()?;
+            self.unallocated = cluster_ips_unallocated(svc);
+            if svc.skipped_by_proxy()
+                && !(self.unallocated && svc.type_() != svcnet_model::service_type::EXTERNAL_NAME)
+            {
+                self.svc = None;
+                continue;
+            }
+            self.svc = Some(svc);
+            self.families = service_families(svc);
+            self.ports = svc.spec().ports();
+            self.port = 0;
+            self.family = 0;
+        }
     }
 }
 

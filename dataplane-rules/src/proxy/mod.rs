@@ -6,6 +6,7 @@
 //! nftables, IPVS) builds on it.
 
 mod config;
+mod fasthash;
 mod model;
 
 pub use config::{

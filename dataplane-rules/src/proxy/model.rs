@@ -12,10 +12,11 @@ use serde::{Deserialize, Serialize};
 use svcnet_model::validation::names::{parse_cidr_sloppy, parse_ip_sloppy};
 use svcnet_model::{EndpointSlice, Node, Service};
 use svcnet_topology::{
-    IpFamily, NodeTopology, NodeView, PortPolicy, ProxyEndpoint, SelectOptions, SliceIndex, categorize,
+    Categories, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, SliceIndex, proxied_ports,
 };
 
 use super::config::ProxyConfig;
+use super::fasthash::{DigestHasher, FastMap, fast_map};
 
 /// A service port's protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -303,38 +304,35 @@ impl ProxyModel {
             node_hints: config.node_hints,
         };
         // The last Service of a name wins, as in kube-proxy's map.
-        let mut by_name: HashMap<(&str, &str), &Service> = HashMap::with_capacity(services.len());
+        let mut by_name: FastMap<(&str, &str), &Service> = fast_map(services.len());
         for s in services {
             by_name.insert((s.metadata.namespace(), s.metadata.name()), s);
         }
-        let view = NodeView::from_index(index, services, topology.clone(), options);
-        let mut ports: Vec<ServicePortInfo> = Vec::with_capacity(view.ports().len());
-        let mut total_endpoints = 0;
-        let mut seen: HashMap<ServicePortName, usize> = HashMap::new();
-        for p in view.ports().filter(|p| p.family == family) {
-            let Some(svc) = by_name.get(&(p.name.namespace, p.name.name)).copied() else {
+        // Every service port the proxier handles, in Service input order (each read from the
+        // last Service of its name), then sorted by name below, where a repeated service port
+        // (same name and protocol) gives way to the later one.
+        let mut found: Vec<ServicePortInfo> = Vec::with_capacity(services.len());
+        let mut scratch = Scratch::default();
+        for (first, p, f) in proxied_ports(services) {
+            if f != family {
+                continue;
+            }
+            let (namespace, name) = (first.metadata.namespace(), first.metadata.name());
+            let Some(svc) = by_name.get(&(namespace, name)).copied() else {
                 continue;
             };
-            let Some(info) = port_info(svc, &p, family, &topology, &options) else {
-                continue;
+            let port = svcnet_topology::ServicePortName {
+                namespace,
+                name,
+                port: p.name(),
+                protocol: p.protocol(),
             };
-            // A repeated service port (same name and protocol) replaces the earlier one.
-            match seen.get(&info.name) {
-                Some(&i) => {
-                    if let Some(slot) = ports.get_mut(i) {
-                        total_endpoints -= slot.endpoints.len();
-                        total_endpoints += info.endpoints.len();
-                        *slot = info;
-                    }
-                }
-                None => {
-                    seen.insert(info.name.clone(), ports.len());
-                    total_endpoints += info.endpoints.len();
-                    ports.push(info);
-                }
+            if let Some(info) = port_info(svc, &port, index, family, &topology, &options, &mut scratch) {
+                found.push(info);
             }
         }
-        ports.sort_by(|a, b| a.name.cmp(&b.name));
+        let ports = sort_and_dedup_ports(found);
+        let total_endpoints = ports.iter().map(|p| p.endpoints.len()).sum();
         ProxyModel {
             family,
             node: topology,
@@ -363,20 +361,101 @@ impl ProxyModel {
 
 /// Each Service's slices of `family`, digested as one value independent of their order.
 fn slice_digests(slices: &[EndpointSlice], family: IpFamily) -> HashMap<(String, String), u64> {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let mut out: HashMap<(String, String), u64> = HashMap::new();
+    use std::hash::{Hash, Hasher};
+    let mut sums: FastMap<(&str, &str), u64> = fast_map(slices.len());
     for s in slices.iter().filter(|s| s.address_type == family.as_str()) {
         let Some(service) = s.service_name().filter(|n| !n.is_empty()) else {
             continue;
         };
-        let mut h = DefaultHasher::new();
+        let mut h = DigestHasher::default();
         s.hash(&mut h);
-        let d = out
-            .entry((s.metadata.namespace().to_owned(), service.to_owned()))
-            .or_default();
+        let d = sums.entry((s.metadata.namespace(), service)).or_default();
         *d = d.wrapping_add(h.finish());
     }
+    let mut out = HashMap::with_capacity(sums.len());
+    for ((namespace, service), d) in sums {
+        out.insert((namespace.to_owned(), service.to_owned()), d);
+    }
     out
+}
+
+/// Sorts service ports by name, keeping the last (in input order) of each name.
+fn sort_and_dedup_ports(found: Vec<ServicePortInfo>) -> Vec<ServicePortInfo> {
+    // The first 8 bytes of a name, zero-padded, big-endian: when two differ, they order the
+    // names as the full text does.
+    fn prefix(s: &str) -> u64 {
+        let mut w = [0u8; 8];
+        let n = s.len().min(8);
+        if let (Some(dst), Some(src)) = (w.get_mut(..n), s.as_bytes().get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        u64::from_be_bytes(w)
+    }
+    // Namespaces are few: each gets its rank in text order.
+    let mut ranks: FastMap<&str, u32> = fast_map(64);
+    let mut namespaces: Vec<&str> = Vec::new();
+    for p in &found {
+        ranks.entry(p.name.namespace.as_str()).or_insert_with(|| {
+            namespaces.push(p.name.namespace.as_str());
+            0
+        });
+    }
+    namespaces.sort_unstable();
+    for (rank, ns) in (0u32..).zip(&namespaces) {
+        ranks.insert(ns, rank);
+    }
+    // One integer a port: namespace rank, name prefix, input position (input positions past
+    // 32 bits only make the runs below longer). Sorting them sorts by name, except within
+    // runs of one namespace and name prefix, which are sorted again in full.
+    let mut order: Vec<u128> = Vec::with_capacity(found.len());
+    for (i, p) in found.iter().enumerate() {
+        let rank = ranks.get(p.name.namespace.as_str()).copied().unwrap_or(0);
+        order.push(
+            (u128::from(rank) << 96) | (u128::from(prefix(&p.name.name)) << 32) | (i as u128 & 0xffff_ffff),
+        );
+    }
+    let big = found.len() > 0xffff_ffff;
+    order.sort_unstable();
+    let at = |k: u128| (k & 0xffff_ffff) as usize;
+    let name = |k: u128| found.get(at(k)).map(|p| &p.name);
+    let mut start = 0;
+    while let Some(&first) = order.get(start) {
+        let mut end = start + 1;
+        while order.get(end).is_some_and(|k| k >> 32 == first >> 32) {
+            end += 1;
+        }
+        if (end - start > 1 || big)
+            && let Some(run) = order.get_mut(start..end)
+        {
+            run.sort_by(|&a, &b| name(a).cmp(&name(b)).then(at(a).cmp(&at(b))));
+        }
+        start = end;
+    }
+    // Of a run of one name (in input order), the last is the latest.
+    let mut keep = vec![false; found.len()];
+    for (i, &k) in order.iter().enumerate() {
+        let later = order.get(i + 1).is_some_and(|&n| name(n) == name(k));
+        if !later && let Some(slot) = keep.get_mut(at(k)) {
+            *slot = true;
+        }
+    }
+    let mut slots: Vec<Option<ServicePortInfo>> = found
+        .into_iter()
+        .zip(&keep)
+        .map(|(p, &kept)| kept.then_some(p))
+        .collect();
+    order
+        .iter()
+        .filter_map(|&k| slots.get_mut(at(k)).and_then(Option::take))
+        .collect()
+}
+
+/// Buffers reused from one service port to the next.
+#[derive(Default)]
+struct Scratch<'a> {
+    endpoints: Vec<ProxyEndpoint<'a>>,
+    /// Per endpoint: in the cluster list (1), in the local list (2).
+    places: Vec<u8>,
 }
 
 fn of_family(ip: IpAddr, family: IpFamily) -> bool {
@@ -384,21 +463,23 @@ fn of_family(ip: IpAddr, family: IpFamily) -> bool {
 }
 
 /// One service port's info, or `None` when kube-proxy would not program it.
-fn port_info(
+fn port_info<'a>(
     svc: &Service,
-    p: &svcnet_topology::PortEndpoints<'_>,
+    p: &svcnet_topology::ServicePortName<'_>,
+    index: &SliceIndex<'a>,
     family: IpFamily,
     node: &NodeTopology,
     options: &SelectOptions,
+    scratch: &mut Scratch<'a>,
 ) -> Option<ServicePortInfo> {
     let spec = svc.spec();
-    let protocol = Protocol::parse(p.name.protocol)?;
+    let protocol = Protocol::parse(p.protocol)?;
     let cluster_ip = parse_ip_sloppy(svc.cluster_ip_for_family(family.as_str())?)?;
     let sp = spec
         .ports()
         .iter()
         .rev()
-        .find(|sp| sp.name() == p.name.port && sp.protocol() == p.name.protocol)?;
+        .find(|sp| sp.name() == p.port && sp.protocol() == p.protocol)?;
     let port = u16::try_from(sp.port).ok()?;
     let node_port = sp.node_port.and_then(|n| u16::try_from(n).ok()).unwrap_or(0);
     // The type as given: kube-proxy reads the object as the API server stored it (where an
@@ -467,16 +548,54 @@ fn port_info(
         external_local: external_policy_local,
         externally_accessible: node_port != 0 || !external_ips.is_empty() || !load_balancer_vips.is_empty(),
     };
-    let sel = categorize(p.endpoints, &policy, node, options);
-    let list = |v: &[&ProxyEndpoint<'_>]| v.iter().map(|e| Endpoint::of(e)).collect::<Vec<_>>();
+    let eps = &mut scratch.endpoints;
+    eps.clear();
+    index.service_port_endpoints(eps, p, family, &node.name, *options);
+    let cats = Categories::of(eps, &policy, node, options);
+    let places = &mut scratch.places;
+    places.clear();
+    let (mut in_cluster, mut in_local, mut reachable) = (0, 0, 0);
+    for e in eps.iter() {
+        let c = cats.in_cluster(e, node);
+        let l = cats.in_local(e);
+        in_cluster += usize::from(c);
+        in_local += usize::from(l);
+        reachable += usize::from(c || l);
+        places.push(u8::from(c) | (u8::from(l) << 1));
+    }
+    let endpoints: Vec<Endpoint> = eps.iter().map(Endpoint::of).collect();
+    let pick = |count: usize, mask: u8| -> Vec<Endpoint> {
+        if count == endpoints.len() {
+            return endpoints.clone();
+        }
+        let mut v = Vec::with_capacity(count);
+        if count > 0 {
+            v.extend(
+                endpoints
+                    .iter()
+                    .zip(places.iter())
+                    .filter(|(_, pl)| **pl & mask != 0)
+                    .map(|(e, _)| *e),
+            );
+        }
+        v
+    };
     let name = ServicePortName {
-        namespace: p.name.namespace.to_owned(),
-        name: p.name.name.to_owned(),
-        port: p.name.port.to_owned(),
+        namespace: p.namespace.to_owned(),
+        name: p.name.to_owned(),
+        port: p.port.to_owned(),
         protocol,
     };
+    let mut name_string = String::with_capacity(p.namespace.len() + 1 + p.name.len() + 1 + p.port.len());
+    name_string.push_str(p.namespace);
+    name_string.push('/');
+    name_string.push_str(p.name);
+    if !p.port.is_empty() {
+        name_string.push(':');
+        name_string.push_str(p.port);
+    }
     Some(ServicePortInfo {
-        name_string: name.to_string(),
+        name_string,
         name,
         protocol,
         cluster_ip,
@@ -489,12 +608,12 @@ fn port_info(
         external_policy_local,
         internal_policy_local,
         health_check_node_port,
-        endpoints: p.endpoints.iter().map(Endpoint::of).collect(),
-        cluster_endpoints: sel.cluster.as_deref().map(list).unwrap_or_default(),
-        local_endpoints: sel.local.as_deref().map(list).unwrap_or_default(),
-        all_locally_reachable: list(sel.all_reachable()),
-        has_endpoints: sel.has_any,
-        endpoint_hints_digest: hints_digest(p.endpoints),
+        cluster_endpoints: pick(in_cluster, 1),
+        local_endpoints: pick(in_local, 2),
+        all_locally_reachable: pick(reachable, 3),
+        endpoints,
+        has_endpoints: cats.has_any,
+        endpoint_hints_digest: hints_digest(eps),
     })
 }
 
@@ -522,7 +641,286 @@ fn hints_digest(endpoints: &[ProxyEndpoint<'_>]) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use svcnet_topology::{NodeView, categorize};
+
     use super::*;
+
+    /// The model as first written: through a [`NodeView`] and [`categorize`], with a map of
+    /// seen names and a sort of the infos. The build must give the same model.
+    fn reference(
+        index: &SliceIndex<'_>,
+        services: &[Service],
+        node: Option<&Node>,
+        config: &ProxyConfig,
+    ) -> ProxyModel {
+        let family = config.family();
+        let topology = match node {
+            Some(n) => NodeTopology {
+                name: config.node_name.clone(),
+                zone: NodeTopology::from_node(n).zone,
+            },
+            None => NodeTopology::new(config.node_name.clone(), ""),
+        };
+        let options = SelectOptions {
+            node_hints: config.node_hints,
+        };
+        let mut by_name: HashMap<(&str, &str), &Service> = HashMap::new();
+        for s in services {
+            by_name.insert((s.metadata.namespace(), s.metadata.name()), s);
+        }
+        let view = NodeView::from_index(index, services, topology.clone(), options);
+        let mut ports: Vec<ServicePortInfo> = Vec::new();
+        let mut total_endpoints = 0;
+        let mut seen: HashMap<ServicePortName, usize> = HashMap::new();
+        for p in view.ports().filter(|p| p.family == family) {
+            let Some(svc) = by_name.get(&(p.name.namespace, p.name.name)).copied() else {
+                continue;
+            };
+            let Some(mut info) = port_info(
+                svc,
+                &p.name,
+                index,
+                family,
+                &topology,
+                &options,
+                &mut Scratch::default(),
+            ) else {
+                continue;
+            };
+            // The endpoints and their categories as the view and `categorize` give them.
+            let sel = categorize(p.endpoints, &p.policy, &topology, &options);
+            let list = |v: &[&ProxyEndpoint<'_>]| v.iter().map(|e| Endpoint::of(e)).collect::<Vec<_>>();
+            info.endpoints = p.endpoints.iter().map(Endpoint::of).collect();
+            info.cluster_endpoints = sel.cluster.as_deref().map(list).unwrap_or_default();
+            info.local_endpoints = sel.local.as_deref().map(list).unwrap_or_default();
+            info.all_locally_reachable = list(sel.all_reachable());
+            info.has_endpoints = sel.has_any;
+            info.endpoint_hints_digest = hints_digest(p.endpoints);
+            assert_eq!(info.name_string, info.name.to_string());
+            match seen.get(&info.name) {
+                Some(&i) => {
+                    total_endpoints -= ports[i].endpoints.len();
+                    total_endpoints += info.endpoints.len();
+                    ports[i] = info;
+                }
+                None => {
+                    seen.insert(info.name.clone(), ports.len());
+                    total_endpoints += info.endpoints.len();
+                    ports.push(info);
+                }
+            }
+        }
+        ports.sort_by(|a, b| a.name.cmp(&b.name));
+        ProxyModel {
+            family,
+            node: topology,
+            ports,
+            total_endpoints,
+            slice_digests: HashMap::new(),
+        }
+    }
+
+    /// The Services, slices and Nodes of a `v1` `List`.
+    fn objects(state: &serde_json::Value) -> (Vec<Service>, Vec<EndpointSlice>, Vec<Node>) {
+        let (mut services, mut slices, mut nodes) = (Vec::new(), Vec::new(), Vec::new());
+        for item in state["items"].as_array().unwrap() {
+            match item["kind"].as_str() {
+                Some("Service") => services.push(serde_json::from_value(item.clone()).unwrap()),
+                Some("EndpointSlice") => slices.push(serde_json::from_value(item.clone()).unwrap()),
+                Some("Node") => nodes.push(serde_json::from_value(item.clone()).unwrap()),
+                _ => {}
+            }
+        }
+        (services, slices, nodes)
+    }
+
+    fn check_against_reference(services: &[Service], slices: &[EndpointSlice], nodes: &[Node], what: &str) {
+        let index = SliceIndex::build(slices);
+        let mut names: Vec<&str> = nodes.iter().map(|n| n.metadata.name()).collect();
+        names.push("elsewhere");
+        for (i, name) in names.iter().enumerate() {
+            let node = nodes.iter().find(|n| n.metadata.name() == *name);
+            for ip in ["192.168.0.2", "fd00::2"] {
+                let mut config = ProxyConfig::new(*name, ip.parse().unwrap());
+                config.node_hints = i % 3 != 1;
+                let got = ProxyModel::from_index(&index, services, node, &config);
+                let want = reference(&index, services, node, &config);
+                assert_eq!(got, want, "{what}, node {name}, {ip}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_build_is_the_reference_model_on_generated_clusters() {
+        let mut ports = 0;
+        for seed in 1..=60 {
+            let case = svcnet_testgen::generate(seed);
+            for (k, state) in case.states.iter().enumerate() {
+                let (services, slices, nodes) = objects(state);
+                check_against_reference(&services, &slices, &nodes, &format!("seed {seed} state {k}"));
+                ports += services.len();
+            }
+        }
+        assert!(ports > 300, "{ports}");
+    }
+
+    #[test]
+    fn the_build_is_the_reference_model_on_odd_input() {
+        // Repeated Services (the last wins, even when it lacks a port or a family or is
+        // skipped), repeated ports, repeated and unsorted addresses, names sharing 8-byte
+        // prefixes, unknown protocols, ports without numbers.
+        let services: Vec<Service> = serde_json::from_value(serde_json::json!([
+            {"metadata": {"name": "aaaaaaaa-web", "namespace": "namespace-1"},
+             "spec": {"clusterIP": "10.96.0.1", "ports": [{"name": "p", "port": 80}, {"name": "q", "port": 81, "protocol": "UDP"},
+                                                        {"name": "p", "port": 82}, {"name": "x", "port": 83, "protocol": "ICMP"}]}},
+            {"metadata": {"name": "aaaaaaaa-api", "namespace": "namespace-1"},
+             "spec": {"clusterIP": "10.96.0.2", "clusterIPs": ["10.96.0.2", "fd00::2"], "ipFamilies": ["IPv4", "IPv6"],
+                      "internalTrafficPolicy": "Local", "ports": [{"name": "p", "port": 80}]}},
+            {"metadata": {"name": "aaaaaaaa-web", "namespace": "namespace-1"},
+             "spec": {"clusterIP": "10.96.0.3", "type": "NodePort", "externalTrafficPolicy": "Local",
+                      "ports": [{"name": "p", "port": 90, "nodePort": 30090}]}},
+            {"metadata": {"name": "gone", "namespace": "namespace-0"},
+             "spec": {"clusterIP": "10.96.0.4", "ports": [{"name": "p", "port": 80}]}},
+            {"metadata": {"name": "gone", "namespace": "namespace-0"},
+             "spec": {"clusterIP": "None", "ports": [{"name": "p", "port": 80}]}},
+            {"metadata": {"name": "undefaulted", "namespace": "namespace-0"},
+             "spec": {"ports": [{"port": 80}]}},
+            {"metadata": {"name": "v6only", "namespace": "namespace-0"},
+             "spec": {"clusterIP": "fd00::7", "ports": [{"name": "p", "port": 80}]}},
+            {"metadata": {"name": "v6only", "namespace": "namespace-0"},
+             "spec": {"clusterIP": "10.96.0.7", "ports": [{"name": "p", "port": 80}]}}
+        ]))
+        .unwrap();
+        let slice =
+            |ns: &str, svc: &str, name: &str, ty: &str, ports: serde_json::Value, eps: serde_json::Value| {
+                serde_json::from_value::<EndpointSlice>(serde_json::json!({
+                "metadata": {"name": name, "namespace": ns, "labels": {"kubernetes.io/service-name": svc}},
+                "addressType": ty, "ports": ports, "endpoints": eps}))
+                .unwrap()
+            };
+        let ports = serde_json::json!([{"name": "p", "port": 8080}, {"name": "q", "port": 53, "protocol": "UDP"},
+                                       {"name": "x", "port": 1, "protocol": "ICMP"}, {"name": "p", "port": 0}]);
+        let eps = serde_json::json!([
+            {"addresses": ["10.0.0.10"], "nodeName": "n1"},
+            {"addresses": ["10.0.0.9"], "nodeName": "n2", "conditions": {"ready": false, "serving": true, "terminating": true}},
+            {"addresses": ["10.0.0.010"], "nodeName": "n2", "conditions": {"ready": false, "terminating": true}},
+            {"addresses": ["10.0.0.1"], "nodeName": "n1", "conditions": {"ready": false, "serving": true, "terminating": true}},
+            {"addresses": ["fd00::1"], "nodeName": "n1"},
+            {"addresses": ["bogus"]},
+            {"addresses": []}
+        ]);
+        let eps6 = serde_json::json!([
+            {"addresses": ["fd00::10"], "nodeName": "n1", "hints": {"forZones": [{"name": "a"}]}},
+            {"addresses": ["fd00::9"], "nodeName": "n2", "hints": {"forZones": [{"name": "b"}]}},
+            {"addresses": ["fd00::0:9"], "nodeName": "n1", "hints": {"forZones": [{"name": "b"}]}}
+        ]);
+        let slices = vec![
+            slice(
+                "namespace-1",
+                "aaaaaaaa-web",
+                "b",
+                "IPv4",
+                ports.clone(),
+                eps.clone(),
+            ),
+            slice(
+                "namespace-1",
+                "aaaaaaaa-web",
+                "a",
+                "IPv4",
+                serde_json::json!([{"name": "p", "port": 9090}]),
+                eps.clone(),
+            ),
+            slice(
+                "namespace-1",
+                "aaaaaaaa-api",
+                "a",
+                "IPv4",
+                ports.clone(),
+                eps.clone(),
+            ),
+            slice(
+                "namespace-1",
+                "aaaaaaaa-api",
+                "a6",
+                "IPv6",
+                ports.clone(),
+                eps6.clone(),
+            ),
+            slice("namespace-0", "gone", "g", "IPv4", ports.clone(), eps.clone()),
+            slice(
+                "namespace-0",
+                "undefaulted",
+                "u",
+                "IPv4",
+                serde_json::json!([{"name": "", "port": 80}]),
+                eps.clone(),
+            ),
+            slice("namespace-0", "v6only", "v", "IPv6", ports.clone(), eps6.clone()),
+        ];
+        let nodes: Vec<Node> = serde_json::from_value(serde_json::json!([
+            {"metadata": {"name": "n1", "labels": {"topology.kubernetes.io/zone": "a"}}},
+            {"metadata": {"name": "n2", "labels": {"topology.kubernetes.io/zone": "b"}}}
+        ]))
+        .unwrap();
+        check_against_reference(&services, &slices, &nodes, "odd input");
+        let config = ProxyConfig::new("n1", "192.168.0.2".parse().unwrap());
+        let m = ProxyModel::build(&services, &slices, None, &config);
+        let names: Vec<&str> = m.ports.iter().map(|p| p.name_string.as_str()).collect();
+        assert_eq!(
+            names,
+            // Without a ClusterIP, `undefaulted` is left out; the last `gone` is headless.
+            [
+                "namespace-0/v6only:p",
+                "namespace-1/aaaaaaaa-api:p",
+                "namespace-1/aaaaaaaa-web:p"
+            ]
+        );
+        // The last `aaaaaaaa-web` wins: port 90, from its only port.
+        assert_eq!(m.ports[2].port, 90);
+        assert_eq!(
+            m.total_endpoints,
+            m.ports.iter().map(|p| p.endpoints.len()).sum::<usize>()
+        );
+    }
+
+    #[test]
+    fn slice_digests_change_with_any_slice_content() {
+        let s = |eps: serde_json::Value, labels: serde_json::Value| -> EndpointSlice {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "web-1", "namespace": "ns", "labels": labels},
+                "addressType": "IPv4", "ports": [{"name": "p", "port": 8080}], "endpoints": eps}))
+            .unwrap()
+        };
+        let labels = serde_json::json!({"kubernetes.io/service-name": "web"});
+        let base = s(serde_json::json!([{"addresses": ["10.0.0.1"]}]), labels.clone());
+        let digest = |slices: &[EndpointSlice]| slice_digests(slices, IpFamily::V4);
+        let d = digest(std::slice::from_ref(&base));
+        assert_eq!(d.len(), 1);
+        assert_eq!(d, digest(std::slice::from_ref(&base)));
+        for other in [
+            s(serde_json::json!([{"addresses": ["10.0.0.2"]}]), labels.clone()),
+            s(
+                serde_json::json!([{"addresses": ["10.0.0.1"], "hints": {"forZones": [{"name": "a"}]}}]),
+                labels.clone(),
+            ),
+            s(
+                serde_json::json!([{"addresses": ["10.0.0.1"], "conditions": {"ready": true}}]),
+                labels.clone(),
+            ),
+            s(
+                serde_json::json!([{"addresses": ["10.0.0.1"]}]),
+                serde_json::json!({"kubernetes.io/service-name": "web", "x": "y"}),
+            ),
+        ] {
+            assert_ne!(d, digest(std::slice::from_ref(&other)));
+        }
+        // Order-independent over a Service's slices.
+        let mut second = base.clone();
+        second.metadata.name = Some("web-2".into());
+        assert_eq!(digest(&[base.clone(), second.clone()]), digest(&[second, base]));
+        assert!(digest(&[]).is_empty());
+    }
 
     fn svc(v: serde_json::Value) -> Service {
         serde_json::from_value(v).unwrap()
