@@ -25,6 +25,7 @@
 
 mod build;
 mod sync;
+mod text;
 mod types;
 
 pub use build::{
@@ -32,6 +33,7 @@ pub use build::{
     Table, Transaction, build_transaction, endpoint_chain,
 };
 pub use sync::{IptablesState, KernelTable, changed_services, jump_rules, sync, sync_owned};
+pub use text::Typed;
 pub use types::{
     Addr, Chain, Comment, KUBE_EXTERNAL_SERVICES, KUBE_FIREWALL, KUBE_FORWARD, KUBE_MARK_MASQ,
     KUBE_NODEPORTS, KUBE_POSTROUTING, KUBE_PROXY_FIREWALL, KUBE_SERVICES, Match, Rule, ServiceChainKind,

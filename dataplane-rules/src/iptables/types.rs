@@ -355,7 +355,7 @@ impl fmt::Display for Rule {
     }
 }
 
-fn write_match(out: &mut String, m: &Match) {
+pub(crate) fn write_match(out: &mut String, m: &Match) {
     match m {
         Match::Comment(c) => {
             out.push_str(" -m comment --comment ");
@@ -426,7 +426,7 @@ fn write_match(out: &mut String, m: &Match) {
     }
 }
 
-fn write_target(out: &mut String, t: &Target) {
+pub(crate) fn write_target(out: &mut String, t: &Target) {
     match t {
         Target::None => {}
         Target::Jump(c) => {
