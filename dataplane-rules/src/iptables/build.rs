@@ -296,7 +296,9 @@ pub fn build_transaction(
             .count();
         let write = match scope {
             Scope::Full => true,
-            Scope::Partial(changed) => changed.contains(&(first.name.namespace.clone(), first.name.name.clone())),
+            Scope::Partial(changed) => {
+                changed.contains(&(first.name.namespace.clone(), first.name.name.clone()))
+            }
         };
         for (k, port) in model.ports.get(i..j).unwrap_or(&[]).iter().enumerate() {
             if write {
@@ -320,7 +322,11 @@ pub fn build_transaction(
         None => Vec::new(),
     };
     let full = matches!(scope, Scope::Full);
-    let written = if full { Written::All } else { Written::Some(written) };
+    let written = if full {
+        Written::All
+    } else {
+        Written::Some(written)
+    };
     Transaction::new(full, Arc::new(tx_text(settings, Arc::new(ports), written, stale)))
 }
 
@@ -481,7 +487,10 @@ pub(crate) fn render_port(
     let mut out = PortText {
         info: None,
         filter: Lines::default(),
-        head: Lines::with_capacity(160 * (1 + port.external_ips.len() + port.load_balancer_vips.len()), 2),
+        head: Lines::with_capacity(
+            160 * (1 + port.external_ips.len() + port.load_balancer_vips.len()),
+            2,
+        ),
         body: if body {
             Lines::with_capacity(200 + 340 * eps, 4 + 2 * eps)
         } else {
@@ -534,73 +543,103 @@ fn service_port_rules(
 
     // 1. ClusterIP.
     if has_internal {
-        out.head.rule(KUBE_SERVICES, &[
+        out.head.rule(
+            KUBE_SERVICES,
+            &[
                 Match::Comment(Comment::Around("", s.clone(), " cluster IP")),
                 Match::Protocol(proto),
                 dst(cluster_ip),
                 Match::DestinationPort(port.port),
-            ], &Target::Jump(internal_chain));
+            ],
+            &Target::Jump(internal_chain),
+        );
     } else {
-        out.filter.rule(KUBE_SERVICES, &[
+        out.filter.rule(
+            KUBE_SERVICES,
+            &[
                 Match::Comment(internal_filter.0.clone()),
                 Match::Protocol(proto),
                 dst(cluster_ip),
                 Match::DestinationPort(port.port),
-            ], &internal_filter.1.clone());
+            ],
+            &internal_filter.1.clone(),
+        );
     }
     // 2. External IPs.
     for ip in &port.external_ips {
         if has_endpoints {
-            out.head.rule(KUBE_SERVICES, &[
+            out.head.rule(
+                KUBE_SERVICES,
+                &[
                     Match::Comment(Comment::Around("", s.clone(), " external IP")),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
-                ], &Target::Jump(chains.ext));
+                ],
+                &Target::Jump(chains.ext),
+            );
         }
         if !has_external {
-            out.filter.rule(KUBE_EXTERNAL_SERVICES, &[
+            out.filter.rule(
+                KUBE_EXTERNAL_SERVICES,
+                &[
                     Match::Comment(external_filter.0.clone()),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
-                ], &external_filter.1.clone());
+                ],
+                &external_filter.1.clone(),
+            );
         }
     }
     // 3. Load-balancer VIPs.
     for ip in &port.load_balancer_vips {
         if has_endpoints {
-            out.head.rule(KUBE_SERVICES, &[
+            out.head.rule(
+                KUBE_SERVICES,
+                &[
                     Match::Comment(Comment::Around("", s.clone(), " loadbalancer IP")),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
-                ], &Target::Jump(lb_chain));
+                ],
+                &Target::Jump(lb_chain),
+            );
         }
         if uses_fw {
-            out.filter.rule(KUBE_PROXY_FIREWALL, &[
+            out.filter.rule(
+                KUBE_PROXY_FIREWALL,
+                &[
                     Match::Comment(Comment::NotAccepted(s.clone(), chains.fw)),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
-                ], &Target::Drop);
+                ],
+                &Target::Drop,
+            );
         }
     }
     if !has_external {
         for ip in &port.load_balancer_vips {
-            out.filter.rule(KUBE_EXTERNAL_SERVICES, &[
+            out.filter.rule(
+                KUBE_EXTERNAL_SERVICES,
+                &[
                     Match::Comment(external_filter.0.clone()),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
-                ], &external_filter.1.clone());
+                ],
+                &external_filter.1.clone(),
+            );
         }
     }
     // 4. NodePort.
     if port.node_port != 0 {
         if has_endpoints {
             if settings.localhost_nodeports && settings.family == IpFamily::V4 && settings.nfacct {
-                out.head.rule(KUBE_NODEPORTS, &[
+                out.head.rule(
+                    KUBE_NODEPORTS,
+                    &[
                         Match::Comment(Comment::Service(s.clone())),
                         Match::Protocol(proto),
                         dst(Addr::Net(IpNet::V4(Ipv4Net::new_assert(
@@ -609,30 +648,44 @@ fn service_port_rules(
                         )))),
                         Match::DestinationPort(port.node_port),
                         Match::Nfacct(LOCALHOST_NODEPORTS_COUNTER),
-                    ], &Target::Jump(chains.ext));
+                    ],
+                    &Target::Jump(chains.ext),
+                );
             }
-            out.head.rule(KUBE_NODEPORTS, &[
+            out.head.rule(
+                KUBE_NODEPORTS,
+                &[
                     Match::Comment(Comment::Service(s.clone())),
                     Match::Protocol(proto),
                     Match::DestinationPort(port.node_port),
-                ], &Target::Jump(chains.ext));
+                ],
+                &Target::Jump(chains.ext),
+            );
         }
         if !has_external {
-            out.filter.rule(KUBE_EXTERNAL_SERVICES, &[
+            out.filter.rule(
+                KUBE_EXTERNAL_SERVICES,
+                &[
                     Match::Comment(external_filter.0.clone()),
                     Match::DestinationLocal,
                     Match::Protocol(proto),
                     Match::DestinationPort(port.node_port),
-                ], &external_filter.1.clone());
+                ],
+                &external_filter.1.clone(),
+            );
         }
     }
     // 5. Health-check node port.
     if port.health_check_node_port != 0 {
-        out.filter.rule(KUBE_NODEPORTS, &[
+        out.filter.rule(
+            KUBE_NODEPORTS,
+            &[
                 Match::Comment(Comment::Around("", s.clone(), " health check node port")),
                 Match::Protocol(crate::proxy::Protocol::Tcp),
                 Match::DestinationPort(port.health_check_node_port),
-            ], &Target::Accept);
+            ],
+            &Target::Accept,
+        );
     }
 
     // 6. From here on, a partial sync leaves unchanged services out: only their chain names
@@ -662,7 +715,12 @@ fn service_port_rules(
         if settings.masquerade_all {
             out.body.rule(
                 internal_chain,
-                &[comment, Match::Protocol(proto), dst(cluster_ip), Match::DestinationPort(port.port)],
+                &[
+                    comment,
+                    Match::Protocol(proto),
+                    dst(cluster_ip),
+                    Match::DestinationPort(port.port),
+                ],
                 &Target::Jump(KUBE_MARK_MASQ),
             );
         } else if let LocalDetector::Cidr(cidr) = settings.detector {
@@ -686,14 +744,20 @@ fn service_port_rules(
     if port.uses_external_traffic() {
         out.chains.push(chains.ext);
         if !port.external_policy_local {
-            out.body.rule(chains.ext, &[Match::Comment(Comment::Around(
+            out.body.rule(
+                chains.ext,
+                &[Match::Comment(Comment::Around(
                     "masquerade traffic for ",
                     s.clone(),
                     " external destinations",
-                ))], &Target::Jump(KUBE_MARK_MASQ));
+                ))],
+                &Target::Jump(KUBE_MARK_MASQ),
+            );
         } else {
             if let LocalDetector::Cidr(cidr) = settings.detector {
-                out.body.rule(chains.ext, &[
+                out.body.rule(
+                    chains.ext,
+                    &[
                         Match::Comment(Comment::Around(
                             "pod traffic for ",
                             s.clone(),
@@ -703,27 +767,38 @@ fn service_port_rules(
                             negated: false,
                             addr: Addr::Net(cidr),
                         },
-                    ], &Target::Jump(chains.svc));
+                    ],
+                    &Target::Jump(chains.svc),
+                );
             }
-            out.body.rule(chains.ext, &[
+            out.body.rule(
+                chains.ext,
+                &[
                     Match::Comment(Comment::Around(
                         "masquerade LOCAL traffic for ",
                         s.clone(),
                         " external destinations",
                     )),
                     Match::SourceLocal,
-                ], &Target::Jump(KUBE_MARK_MASQ));
-            out.body.rule(chains.ext, &[
+                ],
+                &Target::Jump(KUBE_MARK_MASQ),
+            );
+            out.body.rule(
+                chains.ext,
+                &[
                     Match::Comment(Comment::Around(
                         "route LOCAL traffic for ",
                         s.clone(),
                         " external destinations",
                     )),
                     Match::SourceLocal,
-                ], &Target::Jump(chains.svc));
+                ],
+                &Target::Jump(chains.svc),
+            );
         }
         if has_external {
-            out.body.rule(chains.ext, &[], &Target::Jump(external_policy_chain));
+            out.body
+                .rule(chains.ext, &[], &Target::Jump(external_policy_chain));
         }
     }
     // 9. Firewall chain.
@@ -732,33 +807,45 @@ fn service_port_rules(
         let lb = Comment::Around("", s.clone(), " loadbalancer IP");
         let mut allow_from_node = false;
         for cidr in &port.load_balancer_source_ranges {
-            out.body.rule(chains.fw, &[
+            out.body.rule(
+                chains.fw,
+                &[
                     Match::Comment(lb.clone()),
                     Match::Source {
                         negated: false,
                         addr: Addr::Net(*cidr),
                     },
-                ], &Target::Jump(chains.ext));
+                ],
+                &Target::Jump(chains.ext),
+            );
             if cidr.contains(&settings.node_ip) {
                 allow_from_node = true;
             }
         }
         if allow_from_node {
             for ip in &port.load_balancer_vips {
-                out.body.rule(chains.fw, &[
+                out.body.rule(
+                    chains.fw,
+                    &[
                         Match::Comment(lb.clone()),
                         Match::Source {
                             negated: false,
                             addr: Addr::Ip(*ip),
                         },
-                    ], &Target::Jump(chains.ext));
+                    ],
+                    &Target::Jump(chains.ext),
+                );
             }
         }
-        out.body.rule(chains.fw, &[Match::Comment(Comment::Around(
+        out.body.rule(
+            chains.fw,
+            &[Match::Comment(Comment::Around(
                 "other traffic to ",
                 s.clone(),
                 " will be dropped by KUBE-PROXY-FIREWALL",
-            ))], &Target::None);
+            ))],
+            &Target::None,
+        );
     }
     // 10. Policy chains. Each endpoint chain name is hashed once.
     endpoint_chains(port, scratch);
@@ -766,11 +853,29 @@ fn service_port_rules(
     let index = &scratch.index;
     if port.uses_cluster_policy() {
         out.chains.push(chains.svc);
-        endpoint_rules(&mut out.body, &s, port, chains.svc, &port.cluster_endpoints, large, seps, index);
+        endpoint_rules(
+            &mut out.body,
+            &s,
+            port,
+            chains.svc,
+            &port.cluster_endpoints,
+            large,
+            seps,
+            index,
+        );
     }
     if port.uses_local_policy() {
         out.chains.push(chains.svl);
-        endpoint_rules(&mut out.body, &s, port, chains.svl, &port.local_endpoints, large, seps, index);
+        endpoint_rules(
+            &mut out.body,
+            &s,
+            port,
+            chains.svl,
+            &port.local_endpoints,
+            large,
+            seps,
+            index,
+        );
     }
     // 11. Endpoint chains.
     let body = &mut out.body;
@@ -809,7 +914,9 @@ fn service_port_rules(
     }
     // A masquerade rule for an internal chain that is not declared (kube-proxy writes it all
     // the same): the chain is created by the rule.
-    if out.body.runs.first().is_some_and(|r| r.chain == internal_chain) && !out.chains.contains(&internal_chain) {
+    if out.body.runs.first().is_some_and(|r| r.chain == internal_chain)
+        && !out.chains.contains(&internal_chain)
+    {
         out.extra.push(internal_chain);
     }
 }

@@ -109,7 +109,8 @@ impl Tables {
 
     /// Every chain of a table in creation order.
     fn entries(&self, nat: bool) -> Vec<(u64, Entry<'_>)> {
-        let mut out: Vec<(u64, Entry<'_>)> = self.fixed(nat).iter().map(|f| (f.seq, Entry::Fixed(f))).collect();
+        let mut out: Vec<(u64, Entry<'_>)> =
+            self.fixed(nat).iter().map(|f| (f.seq, Entry::Fixed(f))).collect();
         if nat && let Some(tx) = &self.tx {
             for p in tx.ports.iter() {
                 for (c, &seq) in p.all_chains().zip(&p.seqs) {
@@ -192,7 +193,12 @@ impl PartialEq for IptablesState {
 impl Eq for IptablesState {}
 
 impl IptablesState {
-    fn with_tables(tables: Tables, slices: HashMap<(String, String), u64>, zone: String, next_seq: u64) -> Self {
+    fn with_tables(
+        tables: Tables,
+        slices: HashMap<(String, String), u64>,
+        zone: String,
+        next_seq: u64,
+    ) -> Self {
         let tables = Arc::new(tables);
         let (f, n) = (tables.clone(), tables.clone());
         IptablesState {
@@ -405,7 +411,12 @@ pub fn sync(
 fn group<T>(ports: &[T], i: usize, key: impl Fn(&T) -> (&str, &str)) -> usize {
     let Some(first) = ports.get(i) else { return i };
     let k = key(first);
-    i + ports.get(i..).unwrap_or(&[]).iter().take_while(|p| key(p) == k).count()
+    i + ports
+        .get(i..)
+        .unwrap_or(&[])
+        .iter()
+        .take_while(|p| key(p) == k)
+        .count()
 }
 
 fn model_key(p: &ServicePortInfo) -> (&str, &str) {
@@ -475,7 +486,10 @@ pub fn sync_owned(
             if let Some(f) = list.iter_mut().find(|f| f.chain == rule.chain) {
                 match &mut f.body {
                     FixedBody::Text(t) => {
-                        if !t.lines().any(|l| l.len() + 1 == line.len() && line.starts_with(l)) {
+                        if !t
+                            .lines()
+                            .any(|l| l.len() + 1 == line.len() && line.starts_with(l))
+                        {
                             t.insert_str(0, &line);
                         }
                     }
@@ -487,7 +501,10 @@ pub fn sync_owned(
     // The fixed chains this sync declares (created or flushed); chains it leaves alone keep
     // their rules from the transaction that wrote them.
     let mut text = tx_text(settings, Arc::new(Vec::new()), Written::All, Vec::new());
-    for (list, decls, nat_table) in [(&mut filter, &text.filter_decls, false), (&mut nat, &text.nat_decls, true)] {
+    for (list, decls, nat_table) in [
+        (&mut filter, &text.filter_decls, false),
+        (&mut nat, &text.nat_decls, true),
+    ] {
         for f in list.iter_mut() {
             if f.body == FixedBody::Tx && !decls.contains(&f.chain) {
                 let mut t = String::new();
@@ -561,10 +578,15 @@ pub fn sync_owned(
                 (None, None) => break,
                 (Some(n), Some(k)) if n == k => {
                     let (ie, oe) = (group(&model.ports, i, model_key), group(old_ports, o, text_key));
-                    let (new_ps, old_ps) = (model.ports.get(i..ie).unwrap_or(&[]), old_ports.get(o..oe).unwrap_or(&[]));
+                    let (new_ps, old_ps) = (
+                        model.ports.get(i..ie).unwrap_or(&[]),
+                        old_ports.get(o..oe).unwrap_or(&[]),
+                    );
                     let same = new_ps.len() == old_ps.len()
                         && new_ps.iter().zip(old_ps).all(|(a, b)| b.info.as_ref() == Some(a))
-                        && slice_changed.binary_search_by(|(a, b)| (a.as_str(), b.as_str()).cmp(&n)).is_err();
+                        && slice_changed
+                            .binary_search_by(|(a, b)| (a.as_str(), b.as_str()).cmp(&n))
+                            .is_err();
                     if same {
                         for p in old_ps {
                             if p.extra.is_empty() {
@@ -580,7 +602,11 @@ pub fn sync_owned(
                         }
                     } else {
                         existing.clear();
-                        existing.extend(old_ps.iter().flat_map(|p| p.all_chains().zip(p.seqs.iter().copied())));
+                        existing.extend(
+                            old_ps
+                                .iter()
+                                .flat_map(|p| p.all_chains().zip(p.seqs.iter().copied())),
+                        );
                         let start = ports.len();
                         for port in new_ps {
                             let mut p = render(port, &mut scratch);
@@ -643,7 +669,11 @@ pub fn sync_owned(
     stale.sort_unstable();
     stale.dedup();
     text.ports = Arc::new(ports);
-    text.written = if full { Written::All } else { Written::Some(written) };
+    text.written = if full {
+        Written::All
+    } else {
+        Written::Some(written)
+    };
     text.stale = stale;
     let text = Arc::new(text);
     if zone != model.node.zone {

@@ -341,7 +341,12 @@ const AROUND: &[(&str, &str)] = &[
     ("", " health check node port"),
 ];
 
-const STATES: &[&str] = &["INVALID", "NEW", "RELATED,ESTABLISHED", "RELATED,ESTABLISHED,DNAT"];
+const STATES: &[&str] = &[
+    "INVALID",
+    "NEW",
+    "RELATED,ESTABLISHED",
+    "RELATED,ESTABLISHED,DNAT",
+];
 const COUNTERS: &[&str] = &[LOCALHOST_NODEPORTS_COUNTER, CT_STATE_INVALID_COUNTER];
 
 fn parse_comment(token: &str) -> Comment {
@@ -381,7 +386,9 @@ fn tokens(line: &str) -> Vec<&str> {
             break;
         }
         let end = if rest.starts_with('"') {
-            rest.get(1..).and_then(|r| r.find('"')).map_or(rest.len(), |i| i + 2)
+            rest.get(1..)
+                .and_then(|r| r.find('"'))
+                .map_or(rest.len(), |i| i + 2)
         } else {
             rest.find(' ').unwrap_or(rest.len())
         };
@@ -619,7 +626,10 @@ mod tests {
                 sep,
                 vec![
                     Match::Comment(Comment::Endpoint(s.clone(), "10.0.0.1:80".parse().unwrap())),
-                    Match::RecentCheck { name: sep, seconds: 10800 },
+                    Match::RecentCheck {
+                        name: sep,
+                        seconds: 10800,
+                    },
                     Match::Mark {
                         negated: true,
                         mark: Arc::from("0x4000"),
@@ -666,7 +676,13 @@ mod tests {
     #[test]
     fn probabilities_are_set_by_their_place() {
         let rules: Vec<Rule> = (0..200_000u32)
-            .map(|i| Rule::new(KUBE_SERVICES, vec![Match::Probability(200_001 - i)], Target::Accept))
+            .map(|i| {
+                Rule::new(
+                    KUBE_SERVICES,
+                    vec![Match::Probability(200_001 - i)],
+                    Target::Accept,
+                )
+            })
             .collect();
         let text: String = rules.iter().map(|r| format!("{r}\n")).collect();
         let (_, lines) = parse_table(&text);
