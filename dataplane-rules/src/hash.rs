@@ -84,34 +84,24 @@ impl Sha256 {
 }
 
 fn compress(state: &mut [u32; 8], block: &[u8; 64]) {
-    // The message schedule is kept as a rolling window of 16 words.
-    let mut w = [0u32; 16];
-    for (word, chunk) in w.iter_mut().zip(block.chunks_exact(4)) {
-        *word = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    let mut w = [0u32; 64];
+    for (i, chunk) in block.chunks_exact(4).enumerate() {
+        w[i] = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+    }
+    for i in 16..64 {
+        let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
+        let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16].wrapping_add(s0).wrapping_add(w[i - 7]).wrapping_add(s1);
     }
     let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut h] = *state;
-    for (i, k) in K.iter().enumerate() {
-        let wi = if i < 16 {
-            w[i & 15]
-        } else {
-            let w15 = w[(i + 1) & 15];
-            let w2 = w[(i + 14) & 15];
-            let s0 = w15.rotate_right(7) ^ w15.rotate_right(18) ^ (w15 >> 3);
-            let s1 = w2.rotate_right(17) ^ w2.rotate_right(19) ^ (w2 >> 10);
-            let v = w[i & 15]
-                .wrapping_add(s0)
-                .wrapping_add(w[(i + 9) & 15])
-                .wrapping_add(s1);
-            w[i & 15] = v;
-            v
-        };
+    for i in 0..64 {
         let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
         let ch = (e & f) ^ (!e & g);
         let t1 = h
             .wrapping_add(s1)
             .wrapping_add(ch)
-            .wrapping_add(*k)
-            .wrapping_add(wi);
+            .wrapping_add(K[i])
+            .wrapping_add(w[i]);
         let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
         let maj = (a & b) ^ (a & c) ^ (b & c);
         let t2 = s0.wrapping_add(maj);
