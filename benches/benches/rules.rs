@@ -3,6 +3,10 @@
 //! nodes, IPv4): a full generation (proxy model + rules + restore text) and a partial sync
 //! after one endpoint of one Service changed (rules + text, from the prior tables; the model
 //! of the new state built beforehand, as kube-proxy's change trackers keep theirs).
+//!
+//! For load-independent instruction counts, `SVCNET_RULES_BENCH_ONCE=1` runs one full
+//! generation and one partial sync and exits: e.g. `valgrind --tool=callgrind` on the bench
+//! binary, reading the inclusive cost of `full_once` and `partial_once`.
 
 use std::hint::black_box;
 
@@ -10,7 +14,7 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use svcnet_model::{
     Endpoint, EndpointConditions, EndpointPort, EndpointSlice, ObjectMeta, Service, ServicePort, ServiceSpec,
 };
-use svcnet_rules::iptables::{IptablesSettings, sync, sync_owned};
+use svcnet_rules::iptables::{IptablesSettings, IptablesState, Transaction, sync, sync_owned};
 use svcnet_rules::{ProxyConfig, ProxyModel};
 
 const SERVICES: usize = 10_000;
@@ -90,18 +94,42 @@ fn config() -> ProxyConfig {
     c
 }
 
+/// One full generation: model, sync, restore text (a function of its own, so that profilers
+/// such as `valgrind --tool=callgrind` report it apart).
+#[inline(never)]
+fn full_once(
+    services: &[Service],
+    slices: &[EndpointSlice],
+    config: &ProxyConfig,
+    settings: &IptablesSettings,
+) -> (ProxyModel, Transaction, IptablesState, String) {
+    let model = ProxyModel::build(services, slices, None, config);
+    let (tx, state) = sync(None, &model, settings);
+    let text = tx.to_restore_text();
+    (model, tx, state, text)
+}
+
+/// One partial sync from the prior tables, with its restore text.
+#[inline(never)]
+fn partial_once(
+    prior: IptablesState,
+    model: &ProxyModel,
+    settings: &IptablesSettings,
+) -> (Transaction, IptablesState, String) {
+    let (tx, state) = sync_owned(Some(prior), model, settings);
+    let text = tx.to_restore_text();
+    (tx, state, text)
+}
+
 fn rules(c: &mut Criterion) {
     let config = config();
     let settings = IptablesSettings::new(&config).expect("settings");
     let (services, slices) = cluster(false);
     let (_, changed) = cluster(true);
     {
-        let model = ProxyModel::build(&services, &slices, None, &config);
-        let (tx, state) = sync(None, &model, &settings);
-        let text = tx.to_restore_text();
+        let (_, tx, state, text) = full_once(&services, &slices, &config, &settings);
         let new_model = ProxyModel::build(&services, &changed, None, &config);
-        let (ptx, _) = sync(Some(&state), &new_model, &settings);
-        let ptext = ptx.to_restore_text();
+        let (ptx, _, ptext) = partial_once(state.clone(), &new_model, &settings);
         eprintln!(
             "full sync: {} bytes, {} rules, {} lines; partial sync: {} bytes, {} rules",
             text.len(),
@@ -110,17 +138,16 @@ fn rules(c: &mut Criterion) {
             ptext.len(),
             ptx.rule_count()
         );
+        // `SVCNET_RULES_BENCH_ONCE=1`: only the runs above (for instruction counts).
+        if std::env::var_os("SVCNET_RULES_BENCH_ONCE").is_some() {
+            return;
+        }
     }
     let mut g = c.benchmark_group("rules/iptables 10000 svc x 10 ep");
     g.sample_size(10);
     g.bench_function("full: model + rules + text", |b| {
-        b.iter(|| {
-            let model = ProxyModel::build(black_box(&services), black_box(&slices), None, &config);
-            let (tx, state) = sync(None, &model, &settings);
-            let text = tx.to_restore_text();
-            // Returned, so that freeing them is not timed (kube-proxy's Go frees later too).
-            (model, tx, state, text)
-        })
+        // Returned, so that freeing them is not timed (kube-proxy's Go frees later too).
+        b.iter(|| full_once(black_box(&services), black_box(&slices), &config, &settings))
     });
     g.bench_function("model only", |b| {
         b.iter(|| {
@@ -139,11 +166,7 @@ fn rules(c: &mut Criterion) {
     g.bench_function("partial (one endpoint): rules + text", |b| {
         b.iter_batched(
             || state.clone(),
-            |prior| {
-                let (tx, state) = sync_owned(Some(prior), black_box(&new_model), &settings);
-                let text = tx.to_restore_text();
-                (tx, state, text)
-            },
+            |prior| partial_once(prior, black_box(&new_model), &settings),
             BatchSize::LargeInput,
         )
     });

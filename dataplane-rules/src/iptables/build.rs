@@ -1,7 +1,7 @@
 //! One sync of kube-proxy v1.37.2's iptables proxier (`pkg/proxy/iptables/proxier.go`
 //! `syncProxyRules`, `writeServiceToEndpointRules`): the restore payload as data.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -9,6 +9,7 @@ use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use serde::Serialize;
 use svcnet_topology::IpFamily;
 
+use super::text::{Lines, PortText, TxText, Typed, Written, fix_probabilities, parse_table};
 use super::types::*;
 use crate::error::RulesError;
 use crate::hash::{FxHashMap, FxHashSet, chain_hash};
@@ -42,16 +43,26 @@ pub struct Table {
 }
 
 impl Table {
-    fn new(name: &'static str) -> Self {
-        Table {
-            name,
-            chains: Vec::new(),
-            lines: Vec::new(),
+    /// Reads one table of the restore text back (`*name` ... `COMMIT`).
+    pub(crate) fn parse(name: &'static str, text: &str) -> Self {
+        let (chains, mut lines) = parse_table(text);
+        // Each chain's probability cascade is set from its place.
+        let mut order: Vec<Chain> = Vec::new();
+        for l in &lines {
+            if let Line::Rule(r) = l
+                && !order.contains(&r.chain)
+                && r.matches.iter().any(|m| matches!(m, Match::Probability(_)))
+            {
+                order.push(r.chain);
+            }
         }
-    }
-
-    fn rule(&mut self, chain: Chain, matches: Vec<Match>, target: Target) {
-        self.lines.push(Line::Rule(Rule::new(chain, matches, target)));
+        for c in order {
+            fix_probabilities(lines.iter_mut().filter_map(|l| match l {
+                Line::Rule(r) if r.chain == c => Some(r),
+                _ => None,
+            }));
+        }
+        Table { name, chains, lines }
     }
 
     /// The rules, without deletions.
@@ -95,34 +106,104 @@ impl Table {
 }
 
 /// kube-proxy's restore payload of one sync (`iptables-restore --noflush --counters`): the
-/// filter table, then the nat table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// filter table, then the nat table. Rendered as text when built; the typed tables are read
+/// back from it on first use.
+#[derive(Clone, PartialEq, Eq, Serialize)]
 pub struct Transaction {
     /// Whether this was a full sync.
     pub full: bool,
     /// The filter table.
-    pub filter: Table,
+    pub filter: Typed<Table>,
     /// The nat table.
-    pub nat: Table,
+    pub nat: Typed<Table>,
+    #[serde(skip)]
+    pub(crate) text: Arc<TxText>,
+}
+
+impl std::fmt::Debug for Transaction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transaction")
+            .field("full", &self.full)
+            .field("filter", &self.filter)
+            .field("nat", &self.nat)
+            .finish()
+    }
 }
 
 impl Transaction {
+    pub(crate) fn new(full: bool, text: Arc<TxText>) -> Self {
+        let (f, n) = (text.clone(), text.clone());
+        Transaction {
+            full,
+            filter: Typed::new(move || {
+                let mut s = String::new();
+                f.write_filter(&mut s);
+                Table::parse("filter", &s)
+            }),
+            nat: Typed::new(move || {
+                let mut s = String::new();
+                n.write_nat(&mut s);
+                Table::parse("nat", &s)
+            }),
+            text,
+        }
+    }
+
+    /// A transaction made of typed tables (read from text elsewhere, e.g.
+    /// [`parse_transaction`](super::parse_transaction)); its text is rendered from them.
+    pub fn from_tables(full: bool, filter: Table, nat: Table) -> Self {
+        fn lines_of(t: &Table) -> Lines {
+            let mut out = Lines::with_capacity(0, 0);
+            for l in &t.lines {
+                match l {
+                    Line::Rule(r) => {
+                        r.write_to(&mut out.text);
+                        out.end(r.chain);
+                    }
+                    Line::DeleteChain(c) => {
+                        out.text.push_str("-X ");
+                        c.write_to(&mut out.text);
+                        out.text.push('\n');
+                    }
+                }
+            }
+            out
+        }
+        let text = TxText {
+            ports: Arc::new(Vec::new()),
+            written: Written::All,
+            filter_decls: filter.chains.clone(),
+            filter_pre: lines_of(&filter),
+            filter_post: Lines::with_capacity(0, 0),
+            nat_decls: nat.chains.clone(),
+            nat_pre: lines_of(&nat),
+            nat_post: Lines::with_capacity(0, 0),
+            stale: Vec::new(),
+        };
+        Transaction {
+            full,
+            filter: Typed::ready(filter),
+            nat: Typed::ready(nat),
+            text: Arc::new(text),
+        }
+    }
+
     /// The payload as `iptables-restore` reads it.
     pub fn to_restore_text(&self) -> String {
-        let mut out = String::with_capacity(256 + 160 * (self.filter.lines.len() + self.nat.lines.len()));
+        let mut out = String::with_capacity(self.text.len_hint());
         self.write_to(&mut out);
         out
     }
 
     /// Appends the payload to `out`.
     pub fn write_to(&self, out: &mut String) {
-        self.filter.write_to(out);
-        self.nat.write_to(out);
+        self.text.write_filter(out);
+        self.text.write_nat(out);
     }
 
     /// How many rules (not deletions) the payload holds.
     pub fn rule_count(&self) -> usize {
-        self.filter.rules().count() + self.nat.rules().count()
+        self.text.rule_count()
     }
 }
 
@@ -155,7 +236,13 @@ impl ServiceChains {
 /// The endpoint chain of an endpoint of a service port (`servicePortEndpointChainName`).
 pub fn endpoint_chain(port: &ServicePortInfo, ep: &Endpoint) -> Chain {
     let mut text = String::with_capacity(48);
-    write_socket(&mut text, ep.addr());
+    endpoint_chain_with(port, ep, &mut text)
+}
+
+/// [`endpoint_chain`] with a scratch buffer.
+fn endpoint_chain_with(port: &ServicePortInfo, ep: &Endpoint, text: &mut String) -> Chain {
+    text.clear();
+    write_socket(text, ep.addr());
     Chain::Service(
         ServiceChainKind::Sep,
         chain_hash(&[
@@ -233,71 +320,95 @@ pub fn build_transaction(
     scope: Scope<'_>,
     existing_nat_chains: Option<&HashSet<Chain>>,
 ) -> Transaction {
-    build_with_chains(
-        model,
-        settings,
-        scope,
-        existing_nat_chains.map(|s| s.iter().copied()),
-        None,
-    )
-    .0
+    let large = model.large_cluster_mode();
+    let mut scratch = Scratch::default();
+    let mut ports = Vec::with_capacity(model.ports.len());
+    let mut written = Vec::new();
+    let mut i = 0;
+    while let Some(first) = model.ports.get(i) {
+        let j = i + model
+            .ports
+            .get(i..)
+            .unwrap_or(&[])
+            .iter()
+            .take_while(|p| p.name.namespace == first.name.namespace && p.name.name == first.name.name)
+            .count();
+        let write = match scope {
+            Scope::Full => true,
+            Scope::Partial(changed) => {
+                changed.contains(&(first.name.namespace.clone(), first.name.name.clone()))
+            }
+        };
+        for (k, port) in model.ports.get(i..j).unwrap_or(&[]).iter().enumerate() {
+            if write {
+                written.push(u32::try_from(i + k).unwrap_or(u32::MAX));
+            }
+            ports.push(Arc::new(render_port(port, settings, large, write, &mut scratch)));
+        }
+        i = j;
+    }
+    let stale = match existing_nat_chains {
+        Some(existing) => {
+            let active: FxHashSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();
+            let mut stale: Vec<Chain> = existing
+                .iter()
+                .copied()
+                .filter(|c| c.is_service_chain() && !active.contains(c))
+                .collect();
+            stale.sort_unstable();
+            stale
+        }
+        None => Vec::new(),
+    };
+    let full = matches!(scope, Scope::Full);
+    let written = if full {
+        Written::All
+    } else {
+        Written::Some(written)
+    };
+    Transaction::new(full, Arc::new(tx_text(settings, Arc::new(ports), written, stale)))
 }
 
-/// The chains each Service (namespace, name) keeps active, as a sync leaves them.
-pub(crate) type ActiveChains = HashMap<(String, String), Vec<Chain>>;
-
-/// [`build_transaction`], also returning each Service's active chains. `known`: the active
-/// chains of the previous sync, moved out for the Services a partial sync does not rewrite (their
-/// rules are not built at all: kube-proxy builds and discards them, with the same result).
-pub(crate) fn build_with_chains(
-    model: &ProxyModel,
+/// The fixed parts of a payload around the ports' rules.
+pub(crate) fn tx_text(
     settings: &IptablesSettings,
-    scope: Scope<'_>,
-    existing_nat_chains: Option<impl Iterator<Item = Chain>>,
-    mut known: Option<&mut ActiveChains>,
-) -> (Transaction, ActiveChains) {
-    let mut filter = Table::new("filter");
-    let mut nat = Table::new("nat");
-    // Sized once: a full sync writes each port's service and endpoint chains (about three
-    // rules per endpoint); a partial sync mostly the KUBE-SERVICES rule of each port.
-    let endpoints: usize = match scope {
-        Scope::Full => model.ports.iter().map(|p| p.all_locally_reachable.len()).sum(),
-        Scope::Partial(_) => 0,
-    };
-    nat.chains.reserve(16 + endpoints + model.ports.len());
-    nat.lines.reserve(16 + 3 * endpoints + 4 * model.ports.len());
+    ports: Arc<Vec<Arc<PortText>>>,
+    written: Written,
+    stale: Vec<Chain>,
+) -> TxText {
     let mark = settings.mark.clone();
-    filter.chains.extend([
+    let mut filter_decls = vec![
         KUBE_SERVICES,
         KUBE_EXTERNAL_SERVICES,
         KUBE_FORWARD,
         KUBE_NODEPORTS,
         KUBE_PROXY_FIREWALL,
-    ]);
-    nat.chains
-        .extend([KUBE_SERVICES, KUBE_NODEPORTS, KUBE_POSTROUTING, KUBE_MARK_MASQ]);
-    nat.rule(
+    ];
+    let nat_decls = vec![KUBE_SERVICES, KUBE_NODEPORTS, KUBE_POSTROUTING, KUBE_MARK_MASQ];
+    let mut nat_pre = Lines::default();
+    nat_pre.rule(
         KUBE_POSTROUTING,
-        vec![Match::Mark {
+        &[Match::Mark {
             negated: true,
             mark: mark.clone(),
         }],
-        Target::Return,
+        &Target::Return,
     );
-    nat.rule(KUBE_POSTROUTING, Vec::new(), Target::XorMark(mark.clone()));
-    nat.rule(
+    nat_pre.rule(KUBE_POSTROUTING, &[], &Target::XorMark(mark.clone()));
+    nat_pre.rule(
         KUBE_POSTROUTING,
-        vec![Match::Comment(Comment::Text(
+        &[Match::Comment(Comment::Text(
             "kubernetes service traffic requiring SNAT",
         ))],
-        Target::MasqueradeRandomFully,
+        &Target::MasqueradeRandomFully,
     );
-    nat.rule(KUBE_MARK_MASQ, Vec::new(), Target::OrMark(mark.clone()));
+    nat_pre.rule(KUBE_MARK_MASQ, &[], &Target::OrMark(mark.clone()));
+    let mut filter_pre = Lines::default();
     if settings.writes_kube_firewall() {
-        filter.chains.push(KUBE_FIREWALL);
-        filter.rule(
+        filter_decls.push(KUBE_FIREWALL);
+        filter_pre.rule(
             KUBE_FIREWALL,
-            vec![
+            &[
                 Match::Comment(Comment::Text("block incoming localnet connections")),
                 Match::Destination {
                     negated: false,
@@ -312,73 +423,11 @@ pub(crate) fn build_with_chains(
                     states: "RELATED,ESTABLISHED,DNAT",
                 },
             ],
-            Target::Drop,
+            &Target::Drop,
         );
     }
 
-    let large = model.large_cluster_mode();
-    let mut active: FxHashSet<Chain> = FxHashSet::with_capacity_and_hasher(
-        model
-            .ports
-            .iter()
-            .map(|p| 2 + p.all_locally_reachable.len())
-            .sum(),
-        Default::default(),
-    );
-    let mut by_service: ActiveChains = HashMap::with_capacity(model.ports.len());
-    let mut i = 0;
-    while let Some(first) = model.ports.get(i) {
-        // The ports of one Service are adjacent (the model is sorted by name).
-        let key = (first.name.namespace.clone(), first.name.name.clone());
-        let mut j = i;
-        while model
-            .ports
-            .get(j)
-            .is_some_and(|p| p.name.namespace == key.0 && p.name.name == key.1)
-        {
-            j += 1;
-        }
-        let write_chains = match scope {
-            Scope::Full => true,
-            Scope::Partial(changed) => changed.contains(&key),
-        };
-        let reuse = if write_chains {
-            None
-        } else {
-            known.as_deref_mut().and_then(|k| k.remove(&key))
-        };
-        let mut chains_of_service: Vec<Chain> = Vec::new();
-        for port in model.ports.get(i..j).unwrap_or(&[]) {
-            service_port_rules(
-                port,
-                settings,
-                large,
-                &mut filter,
-                &mut nat,
-                write_chains,
-                reuse.is_none(),
-                &mut chains_of_service,
-            );
-        }
-        if let Some(known) = reuse {
-            chains_of_service = known;
-        }
-        active.extend(chains_of_service.iter().copied());
-        by_service.insert(key, chains_of_service);
-        i = j;
-    }
-
-    if let Some(existing) = existing_nat_chains {
-        let mut stale: Vec<Chain> = existing
-            .filter(|c| c.is_service_chain() && !active.contains(c))
-            .collect();
-        stale.sort();
-        for c in stale {
-            nat.chains.push(c);
-            nat.lines.push(Line::DeleteChain(c));
-        }
-    }
-
+    let mut nat_post = Lines::default();
     let last = Comment::Text("kubernetes service nodeports; NOTE: this must be the last rule in this chain");
     if settings.nodeport_match_all {
         let mut m = vec![Match::Comment(last), Match::DestinationLocal];
@@ -393,26 +442,27 @@ pub(crate) fn build_with_chains(
                 addr: Addr::Net(IpNet::V4(Ipv4Net::new_assert(Ipv4Addr::new(127, 0, 0, 0), 8))),
             });
         }
-        nat.rule(KUBE_SERVICES, m, Target::Jump(KUBE_NODEPORTS));
+        nat_post.rule(KUBE_SERVICES, &m, &Target::Jump(KUBE_NODEPORTS));
     } else {
         for ip in &settings.nodeport_ips {
             if ip.is_loopback() && (settings.family == IpFamily::V6 || !settings.localhost_nodeports) {
                 continue;
             }
-            nat.rule(
+            nat_post.rule(
                 KUBE_SERVICES,
-                vec![
+                &[
                     Match::Comment(last.clone()),
                     Match::Destination {
                         negated: false,
                         addr: Addr::Ip(*ip),
                     },
                 ],
-                Target::Jump(KUBE_NODEPORTS),
+                &Target::Jump(KUBE_NODEPORTS),
             );
         }
     }
 
+    let mut filter_post = Lines::default();
     if !settings.conntrack_liberal {
         let mut m = vec![Match::Conntrack {
             negated: false,
@@ -421,48 +471,86 @@ pub(crate) fn build_with_chains(
         if settings.nfacct {
             m.push(Match::Nfacct(CT_STATE_INVALID_COUNTER));
         }
-        filter.rule(KUBE_FORWARD, m, Target::Drop);
+        filter_post.rule(KUBE_FORWARD, &m, &Target::Drop);
     }
-    filter.rule(
+    filter_post.rule(
         KUBE_FORWARD,
-        vec![
+        &[
             Match::Comment(Comment::Text("kubernetes forwarding rules")),
             Match::Mark { negated: false, mark },
         ],
-        Target::Accept,
+        &Target::Accept,
     );
-    filter.rule(
+    filter_post.rule(
         KUBE_FORWARD,
-        vec![
+        &[
             Match::Comment(Comment::Text("kubernetes forwarding conntrack rule")),
             Match::Conntrack {
                 negated: false,
                 states: "RELATED,ESTABLISHED",
             },
         ],
-        Target::Accept,
+        &Target::Accept,
     );
-    (
-        Transaction {
-            full: matches!(scope, Scope::Full),
-            filter,
-            nat,
+    TxText {
+        ports,
+        written,
+        filter_decls,
+        filter_pre,
+        filter_post,
+        nat_decls,
+        nat_pre,
+        nat_post,
+        stale,
+    }
+}
+
+/// Buffers reused from one port to the next.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    text: String,
+    seps: Vec<Chain>,
+    index: FxHashMap<SocketAddr, Chain>,
+}
+
+/// Renders one service port (the body of `syncProxyRules`' service loop). Without `body`,
+/// only the rules every sync writes and the port's chain names.
+pub(crate) fn render_port(
+    port: &ServicePortInfo,
+    settings: &IptablesSettings,
+    large: bool,
+    body: bool,
+    scratch: &mut Scratch,
+) -> PortText {
+    let eps = port.all_locally_reachable.len();
+    let mut out = PortText {
+        info: None,
+        filter: Lines::default(),
+        head: Lines::with_capacity(
+            160 * (1 + port.external_ips.len() + port.load_balancer_vips.len()),
+            2,
+        ),
+        body: if body {
+            Lines::with_capacity(200 + 340 * eps, 4 + 2 * eps)
+        } else {
+            Lines::default()
         },
-        by_service,
-    )
+        chains: Vec::with_capacity(2 + eps),
+        extra: Vec::new(),
+        seqs: Vec::new(),
+    };
+    service_port_rules(port, settings, large, &mut out, body, scratch);
+    out
 }
 
 /// The rules of one service port (the body of `syncProxyRules`' service loop).
-#[allow(clippy::too_many_arguments)]
 fn service_port_rules(
     port: &ServicePortInfo,
     settings: &IptablesSettings,
     large: bool,
-    filter: &mut Table,
-    nat_out: &mut Table,
+    out: &mut PortText,
     write_chains: bool,
-    compute_chains: bool,
-    active: &mut Vec<Chain>,
+    scratch: &mut Scratch,
 ) {
     let s: Arc<str> = Arc::from(port.name_string.as_str());
     let proto = port.protocol;
@@ -494,93 +582,93 @@ fn service_port_rules(
 
     // 1. ClusterIP.
     if has_internal {
-        nat_out.rule(
+        out.head.rule(
             KUBE_SERVICES,
-            vec![
+            &[
                 Match::Comment(Comment::Around("", s.clone(), " cluster IP")),
                 Match::Protocol(proto),
                 dst(cluster_ip),
                 Match::DestinationPort(port.port),
             ],
-            Target::Jump(internal_chain),
+            &Target::Jump(internal_chain),
         );
     } else {
-        filter.rule(
+        out.filter.rule(
             KUBE_SERVICES,
-            vec![
+            &[
                 Match::Comment(internal_filter.0.clone()),
                 Match::Protocol(proto),
                 dst(cluster_ip),
                 Match::DestinationPort(port.port),
             ],
-            internal_filter.1.clone(),
+            &internal_filter.1.clone(),
         );
     }
     // 2. External IPs.
     for ip in &port.external_ips {
         if has_endpoints {
-            nat_out.rule(
+            out.head.rule(
                 KUBE_SERVICES,
-                vec![
+                &[
                     Match::Comment(Comment::Around("", s.clone(), " external IP")),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
                 ],
-                Target::Jump(chains.ext),
+                &Target::Jump(chains.ext),
             );
         }
         if !has_external {
-            filter.rule(
+            out.filter.rule(
                 KUBE_EXTERNAL_SERVICES,
-                vec![
+                &[
                     Match::Comment(external_filter.0.clone()),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
                 ],
-                external_filter.1.clone(),
+                &external_filter.1.clone(),
             );
         }
     }
     // 3. Load-balancer VIPs.
     for ip in &port.load_balancer_vips {
         if has_endpoints {
-            nat_out.rule(
+            out.head.rule(
                 KUBE_SERVICES,
-                vec![
+                &[
                     Match::Comment(Comment::Around("", s.clone(), " loadbalancer IP")),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
                 ],
-                Target::Jump(lb_chain),
+                &Target::Jump(lb_chain),
             );
         }
         if uses_fw {
-            filter.rule(
+            out.filter.rule(
                 KUBE_PROXY_FIREWALL,
-                vec![
+                &[
                     Match::Comment(Comment::NotAccepted(s.clone(), chains.fw)),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
                 ],
-                Target::Drop,
+                &Target::Drop,
             );
         }
     }
     if !has_external {
         for ip in &port.load_balancer_vips {
-            filter.rule(
+            out.filter.rule(
                 KUBE_EXTERNAL_SERVICES,
-                vec![
+                &[
                     Match::Comment(external_filter.0.clone()),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
                 ],
-                external_filter.1.clone(),
+                &external_filter.1.clone(),
             );
         }
     }
@@ -588,9 +676,9 @@ fn service_port_rules(
     if port.node_port != 0 {
         if has_endpoints {
             if settings.localhost_nodeports && settings.family == IpFamily::V4 && settings.nfacct {
-                nat_out.rule(
+                out.head.rule(
                     KUBE_NODEPORTS,
-                    vec![
+                    &[
                         Match::Comment(Comment::Service(s.clone())),
                         Match::Protocol(proto),
                         dst(Addr::Net(IpNet::V4(Ipv4Net::new_assert(
@@ -600,109 +688,115 @@ fn service_port_rules(
                         Match::DestinationPort(port.node_port),
                         Match::Nfacct(LOCALHOST_NODEPORTS_COUNTER),
                     ],
-                    Target::Jump(chains.ext),
+                    &Target::Jump(chains.ext),
                 );
             }
-            nat_out.rule(
+            out.head.rule(
                 KUBE_NODEPORTS,
-                vec![
+                &[
                     Match::Comment(Comment::Service(s.clone())),
                     Match::Protocol(proto),
                     Match::DestinationPort(port.node_port),
                 ],
-                Target::Jump(chains.ext),
+                &Target::Jump(chains.ext),
             );
         }
         if !has_external {
-            filter.rule(
+            out.filter.rule(
                 KUBE_EXTERNAL_SERVICES,
-                vec![
+                &[
                     Match::Comment(external_filter.0.clone()),
                     Match::DestinationLocal,
                     Match::Protocol(proto),
                     Match::DestinationPort(port.node_port),
                 ],
-                external_filter.1.clone(),
+                &external_filter.1.clone(),
             );
         }
     }
     // 5. Health-check node port.
     if port.health_check_node_port != 0 {
-        filter.rule(
+        out.filter.rule(
             KUBE_NODEPORTS,
-            vec![
+            &[
                 Match::Comment(Comment::Around("", s.clone(), " health check node port")),
                 Match::Protocol(crate::proxy::Protocol::Tcp),
                 Match::DestinationPort(port.health_check_node_port),
             ],
-            Target::Accept,
+            &Target::Accept,
         );
     }
 
-    // 6. From here on, a partial sync drops the output of unchanged services: their active
-    // chains are known from the previous sync, or computed without their rules.
+    // 6. From here on, a partial sync leaves unchanged services out: only their chain names
+    // are computed.
     if !write_chains {
-        if compute_chains {
-            if port.uses_external_traffic() {
-                active.push(chains.ext);
-            }
-            if uses_fw {
-                active.push(chains.fw);
-            }
-            if port.uses_cluster_policy() {
-                active.push(chains.svc);
-            }
-            if port.uses_local_policy() {
-                active.push(chains.svl);
-            }
-            active.extend(
-                port.all_locally_reachable
-                    .iter()
-                    .map(|ep| endpoint_chain(port, ep)),
-            );
+        if port.uses_external_traffic() {
+            out.chains.push(chains.ext);
+        }
+        if uses_fw {
+            out.chains.push(chains.fw);
+        }
+        if port.uses_cluster_policy() {
+            out.chains.push(chains.svc);
+        }
+        if port.uses_local_policy() {
+            out.chains.push(chains.svl);
+        }
+        for ep in &port.all_locally_reachable {
+            out.chains.push(endpoint_chain_with(port, ep, &mut scratch.text));
         }
         return;
     }
-    let nat = nat_out;
 
     // 7. Internal masquerade.
     if has_internal {
-        let args = vec![
-            Match::Comment(Comment::Around("", s.clone(), " cluster IP")),
-            Match::Protocol(proto),
-            dst(cluster_ip),
-            Match::DestinationPort(port.port),
-        ];
+        let comment = Match::Comment(Comment::Around("", s.clone(), " cluster IP"));
         if settings.masquerade_all {
-            nat.rule(internal_chain, args, Target::Jump(KUBE_MARK_MASQ));
+            out.body.rule(
+                internal_chain,
+                &[
+                    comment,
+                    Match::Protocol(proto),
+                    dst(cluster_ip),
+                    Match::DestinationPort(port.port),
+                ],
+                &Target::Jump(KUBE_MARK_MASQ),
+            );
         } else if let LocalDetector::Cidr(cidr) = settings.detector {
-            let mut args = args;
-            args.push(Match::Source {
-                negated: true,
-                addr: Addr::Net(cidr),
-            });
-            nat.rule(internal_chain, args, Target::Jump(KUBE_MARK_MASQ));
+            out.body.rule(
+                internal_chain,
+                &[
+                    comment,
+                    Match::Protocol(proto),
+                    dst(cluster_ip),
+                    Match::DestinationPort(port.port),
+                    Match::Source {
+                        negated: true,
+                        addr: Addr::Net(cidr),
+                    },
+                ],
+                &Target::Jump(KUBE_MARK_MASQ),
+            );
         }
     }
     // 8. External-traffic chain.
     if port.uses_external_traffic() {
-        nat.chains.push(chains.ext);
-        active.push(chains.ext);
+        out.chains.push(chains.ext);
         if !port.external_policy_local {
-            nat.rule(
+            out.body.rule(
                 chains.ext,
-                vec![Match::Comment(Comment::Around(
+                &[Match::Comment(Comment::Around(
                     "masquerade traffic for ",
                     s.clone(),
                     " external destinations",
                 ))],
-                Target::Jump(KUBE_MARK_MASQ),
+                &Target::Jump(KUBE_MARK_MASQ),
             );
         } else {
             if let LocalDetector::Cidr(cidr) = settings.detector {
-                nat.rule(
+                out.body.rule(
                     chains.ext,
-                    vec![
+                    &[
                         Match::Comment(Comment::Around(
                             "pod traffic for ",
                             s.clone(),
@@ -713,12 +807,12 @@ fn service_port_rules(
                             addr: Addr::Net(cidr),
                         },
                     ],
-                    Target::Jump(chains.svc),
+                    &Target::Jump(chains.svc),
                 );
             }
-            nat.rule(
+            out.body.rule(
                 chains.ext,
-                vec![
+                &[
                     Match::Comment(Comment::Around(
                         "masquerade LOCAL traffic for ",
                         s.clone(),
@@ -726,11 +820,11 @@ fn service_port_rules(
                     )),
                     Match::SourceLocal,
                 ],
-                Target::Jump(KUBE_MARK_MASQ),
+                &Target::Jump(KUBE_MARK_MASQ),
             );
-            nat.rule(
+            out.body.rule(
                 chains.ext,
-                vec![
+                &[
                     Match::Comment(Comment::Around(
                         "route LOCAL traffic for ",
                         s.clone(),
@@ -738,30 +832,30 @@ fn service_port_rules(
                     )),
                     Match::SourceLocal,
                 ],
-                Target::Jump(chains.svc),
+                &Target::Jump(chains.svc),
             );
         }
         if has_external {
-            nat.rule(chains.ext, Vec::new(), Target::Jump(external_policy_chain));
+            out.body
+                .rule(chains.ext, &[], &Target::Jump(external_policy_chain));
         }
     }
     // 9. Firewall chain.
     if uses_fw {
-        nat.chains.push(chains.fw);
-        active.push(chains.fw);
+        out.chains.push(chains.fw);
         let lb = Comment::Around("", s.clone(), " loadbalancer IP");
         let mut allow_from_node = false;
         for cidr in &port.load_balancer_source_ranges {
-            nat.rule(
+            out.body.rule(
                 chains.fw,
-                vec![
+                &[
                     Match::Comment(lb.clone()),
                     Match::Source {
                         negated: false,
                         addr: Addr::Net(*cidr),
                     },
                 ],
-                Target::Jump(chains.ext),
+                &Target::Jump(chains.ext),
             );
             if cidr.contains(&settings.node_ip) {
                 allow_from_node = true;
@@ -769,122 +863,183 @@ fn service_port_rules(
         }
         if allow_from_node {
             for ip in &port.load_balancer_vips {
-                nat.rule(
+                out.body.rule(
                     chains.fw,
-                    vec![
+                    &[
                         Match::Comment(lb.clone()),
                         Match::Source {
                             negated: false,
                             addr: Addr::Ip(*ip),
                         },
                     ],
-                    Target::Jump(chains.ext),
+                    &Target::Jump(chains.ext),
                 );
             }
         }
-        nat.rule(
+        out.body.rule(
             chains.fw,
-            vec![Match::Comment(Comment::Around(
+            &[Match::Comment(Comment::Around(
                 "other traffic to ",
                 s.clone(),
                 " will be dropped by KUBE-PROXY-FIREWALL",
             ))],
-            Target::None,
+            &Target::None,
         );
     }
     // 10. Policy chains. Each endpoint chain name is hashed once.
-    let seps = EndpointChains::of(port);
+    endpoint_chains(port, scratch);
+    let seps = &scratch.seps;
+    let index = &scratch.index;
     if port.uses_cluster_policy() {
-        nat.chains.push(chains.svc);
-        active.push(chains.svc);
-        endpoint_rules(nat, &s, port, chains.svc, &port.cluster_endpoints, large, &seps);
+        out.chains.push(chains.svc);
+        endpoint_rules(
+            &mut out.body,
+            &s,
+            port,
+            chains.svc,
+            &port.cluster_endpoints,
+            large,
+            seps,
+            index,
+        );
     }
     if port.uses_local_policy() {
-        nat.chains.push(chains.svl);
-        active.push(chains.svl);
-        endpoint_rules(nat, &s, port, chains.svl, &port.local_endpoints, large, &seps);
+        out.chains.push(chains.svl);
+        endpoint_rules(
+            &mut out.body,
+            &s,
+            port,
+            chains.svl,
+            &port.local_endpoints,
+            large,
+            seps,
+            index,
+        );
     }
     // 11. Endpoint chains.
-    for (ep, &chain) in port.all_locally_reachable.iter().zip(&seps.chains) {
-        nat.chains.push(chain);
-        active.push(chain);
-        let comment = || (!large).then(|| Match::Comment(Comment::Service(s.clone())));
-        let mut m: Vec<Match> = comment().into_iter().collect();
-        m.push(Match::Source {
-            negated: false,
-            addr: Addr::Ip(ep.ip),
-        });
-        nat.rule(chain, m, Target::Jump(KUBE_MARK_MASQ));
-        let mut m: Vec<Match> = comment().into_iter().collect();
-        if port.session_affinity_timeout.is_some() {
-            m.push(Match::RecentSet(chain));
+    let body = &mut out.body;
+    for (ep, &chain) in port.all_locally_reachable.iter().zip(seps) {
+        out.chains.push(chain);
+        let t = &mut body.text;
+        t.push_str("-A ");
+        chain.write_to(t);
+        if !large {
+            t.push_str(" -m comment --comment ");
+            t.push_str(&s);
         }
-        m.push(Match::Protocol(proto));
-        nat.rule(chain, m, Target::Dnat(ep.addr()));
+        t.push_str(" -s ");
+        write_ip(t, ep.ip);
+        t.push_str(" -j KUBE-MARK-MASQ");
+        body.end(chain);
+        let t = &mut body.text;
+        t.push_str("-A ");
+        chain.write_to(t);
+        if !large {
+            t.push_str(" -m comment --comment ");
+            t.push_str(&s);
+        }
+        if port.session_affinity_timeout.is_some() {
+            t.push_str(" -m recent --name ");
+            chain.write_to(t);
+            t.push_str(" --set");
+        }
+        t.push_str(" -m ");
+        t.push_str(proto.lower());
+        t.push_str(" -p ");
+        t.push_str(proto.lower());
+        t.push_str(" -j DNAT --to-destination ");
+        write_socket(t, ep.addr());
+        body.end(chain);
+    }
+    // A masquerade rule for an internal chain that is not declared (kube-proxy writes it all
+    // the same): the chain is created by the rule.
+    if out.body.runs.first().is_some_and(|r| r.chain == internal_chain)
+        && !out.chains.contains(&internal_chain)
+    {
+        out.extra.push(internal_chain);
     }
 }
 
 /// The endpoint chains of a port's locally reachable endpoints (every endpoint a policy chain
-/// jumps to is one of them), hashed once.
-struct EndpointChains {
-    addrs: Vec<SocketAddr>,
-    chains: Vec<Chain>,
-    index: Option<FxHashMap<SocketAddr, Chain>>,
-}
-
-impl EndpointChains {
-    fn of(port: &ServicePortInfo) -> Self {
-        let addrs: Vec<SocketAddr> = port.all_locally_reachable.iter().map(Endpoint::addr).collect();
-        let chains: Vec<Chain> = port
-            .all_locally_reachable
-            .iter()
-            .map(|ep| endpoint_chain(port, ep))
-            .collect();
-        // Large lists are looked up by address; short ones by a scan.
-        let index = (addrs.len() > 16).then(|| addrs.iter().copied().zip(chains.iter().copied()).collect());
-        EndpointChains { addrs, chains, index }
+/// jumps to is one of them), hashed once, into `scratch.seps` (and `scratch.index` by address
+/// for long lists).
+fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
+    scratch.seps.clear();
+    scratch.index.clear();
+    for ep in &port.all_locally_reachable {
+        let c = endpoint_chain_with(port, ep, &mut scratch.text);
+        scratch.seps.push(c);
     }
-
-    fn get(&self, addr: SocketAddr) -> Option<Chain> {
-        match &self.index {
-            Some(m) => m.get(&addr).copied(),
-            None => self
-                .addrs
+    if port.all_locally_reachable.len() > 16 {
+        scratch.index.extend(
+            port.all_locally_reachable
                 .iter()
-                .position(|a| *a == addr)
-                .and_then(|i| self.chains.get(i).copied()),
-        }
+                .map(Endpoint::addr)
+                .zip(scratch.seps.iter().copied()),
+        );
     }
 }
 
 /// `writeServiceToEndpointRules`: affinity checks, then the probability cascade.
+#[allow(clippy::too_many_arguments)]
 fn endpoint_rules(
-    nat: &mut Table,
-    s: &Arc<str>,
+    body: &mut Lines,
+    s: &str,
     port: &ServicePortInfo,
     chain: Chain,
     endpoints: &[Endpoint],
     large: bool,
-    seps: &EndpointChains,
+    seps: &[Chain],
+    index: &FxHashMap<SocketAddr, Chain>,
 ) {
-    let comment = |ep: SocketAddr| (!large).then(|| Match::Comment(Comment::Endpoint(s.clone(), ep)));
-    let sep: Vec<Chain> = endpoints
-        .iter()
-        .map(|ep| seps.get(ep.addr()).unwrap_or_else(|| endpoint_chain(port, ep)))
-        .collect();
+    let sep_of = |ep: &Endpoint| -> Chain {
+        let addr = ep.addr();
+        let found = if index.is_empty() {
+            port.all_locally_reachable
+                .iter()
+                .position(|e| e.addr() == addr)
+                .and_then(|i| seps.get(i).copied())
+        } else {
+            index.get(&addr).copied()
+        };
+        found.unwrap_or_else(|| endpoint_chain(port, ep))
+    };
+    let comment = |t: &mut String, ep: &Endpoint| {
+        if !large {
+            t.push_str(" -m comment --comment \"");
+            t.push_str(s);
+            t.push_str(" -> ");
+            write_socket(t, ep.addr());
+            t.push('"');
+        }
+    };
     if let Some(seconds) = port.session_affinity_timeout {
-        for (ep, c) in endpoints.iter().zip(&sep) {
-            let mut m: Vec<Match> = comment(ep.addr()).into_iter().collect();
-            m.push(Match::RecentCheck { name: *c, seconds });
-            nat.rule(chain, m, Target::Jump(*c));
+        for ep in endpoints {
+            let c = sep_of(ep);
+            body.begin(chain);
+            let t = &mut body.text;
+            comment(t, ep);
+            t.push_str(" -m recent --name ");
+            c.write_to(t);
+            t.push_str(" --rcheck --seconds ");
+            push_u32(t, seconds);
+            t.push_str(" --reap -j ");
+            c.write_to(t);
+            body.end(chain);
         }
     }
     let n = endpoints.len();
-    for (i, (ep, c)) in endpoints.iter().zip(&sep).enumerate() {
-        let mut m: Vec<Match> = comment(ep.addr()).into_iter().collect();
+    for (i, ep) in endpoints.iter().enumerate() {
+        let c = sep_of(ep);
+        body.begin(chain);
+        let t = &mut body.text;
+        comment(t, ep);
         if i + 1 < n {
-            m.push(Match::Probability(u32::try_from(n - i).unwrap_or(u32::MAX)));
+            t.push_str(" -m statistic --mode random --probability ");
+            write_probability(t, u32::try_from(n - i).unwrap_or(u32::MAX));
         }
-        nat.rule(chain, m, Target::Jump(*c));
+        t.push_str(" -j ");
+        c.write_to(t);
+        body.end(chain);
     }
 }

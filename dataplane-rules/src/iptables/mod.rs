@@ -26,6 +26,7 @@
 mod build;
 mod parse;
 mod sync;
+mod text;
 mod types;
 
 pub use build::{
@@ -34,6 +35,7 @@ pub use build::{
 };
 pub use parse::{ParseError, Parsed, Skipped, parse_state, parse_transaction, with_jump_rules};
 pub use sync::{IptablesState, KernelTable, changed_services, jump_rules, sync, sync_owned};
+pub use text::Typed;
 pub use types::{
     Addr, Chain, Comment, KUBE_EXTERNAL_SERVICES, KUBE_FIREWALL, KUBE_FORWARD, KUBE_MARK_MASQ,
     KUBE_NODEPORTS, KUBE_POSTROUTING, KUBE_PROXY_FIREWALL, KUBE_SERVICES, Match, Rule, ServiceChainKind,

@@ -393,11 +393,7 @@ pub fn parse_transaction(text: &str) -> Result<Parsed<Transaction>, ParseError> 
         chains: Vec::new(),
         lines: Vec::new(),
     };
-    let mut tx = Transaction {
-        full: true,
-        filter: empty("filter"),
-        nat: empty("nat"),
-    };
+    let (mut filter, mut nat) = (empty("filter"), empty("nat"));
     let mut skipped = Vec::new();
     // The table being read: its line, its name, and whether it is held.
     let mut current: Option<(usize, String, Option<&'static str>)> = None;
@@ -435,11 +431,7 @@ pub fn parse_transaction(text: &str) -> Result<Parsed<Transaction>, ParseError> 
             continue;
         }
         let Some(held) = *held else { continue };
-        let table = if held == "filter" {
-            &mut tx.filter
-        } else {
-            &mut tx.nat
-        };
+        let table = if held == "filter" { &mut filter } else { &mut nat };
         let skip = |skipped: &mut Vec<Skipped>| {
             skipped.push(Skipped {
                 line,
@@ -494,7 +486,10 @@ pub fn parse_transaction(text: &str) -> Result<Parsed<Transaction>, ParseError> 
     if let Some((line, table, _)) = current {
         return Err(ParseError::NoCommit { line, table });
     }
-    Ok(Parsed { value: tx, skipped })
+    Ok(Parsed {
+        value: Transaction::from_tables(true, filter, nat),
+        skipped,
+    })
 }
 
 /// Applies one table of a restore payload as `iptables-restore --noflush` does: declared
@@ -555,18 +550,18 @@ pub fn parse_state(text: &str) -> Result<Parsed<IptablesState>, ParseError> {
 /// returns how many were added. For tracing a restore payload (kube-proxy's `--print
 /// transaction`) on its own.
 pub fn with_jump_rules(state: &mut IptablesState) -> usize {
+    let (mut filter, mut nat) = ((*state.filter).clone(), (*state.nat).clone());
     let mut added = 0;
     for (table, r) in super::sync::jump_rules() {
-        let t = if table == "filter" {
-            &mut state.filter
-        } else {
-            &mut state.nat
-        };
+        let t = if table == "filter" { &mut filter } else { &mut nat };
         let rules = t.chains.entry(r.chain).or_default();
         if !rules.contains(&r) {
             rules.insert(0, r);
             added += 1;
         }
+    }
+    if added > 0 {
+        *state = IptablesState::from_tables(filter, nat);
     }
     added
 }

@@ -364,7 +364,7 @@ impl fmt::Display for Rule {
     }
 }
 
-fn write_match(out: &mut String, m: &Match) {
+pub(crate) fn write_match(out: &mut String, m: &Match) {
     match m {
         Match::Comment(c) => {
             out.push_str(" -m comment --comment ");
@@ -439,7 +439,7 @@ fn write_match(out: &mut String, m: &Match) {
     }
 }
 
-fn write_target(out: &mut String, t: &Target) {
+pub(crate) fn write_target(out: &mut String, t: &Target) {
     match t {
         Target::None => {}
         Target::Jump(c) => {
@@ -475,9 +475,18 @@ fn ser_arc<S: Serializer>(v: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
 }
 
 /// Writes a decimal number.
-pub(crate) fn push_u32(out: &mut String, mut n: u32) {
+pub(crate) fn push_u32(out: &mut String, n: u32) {
+    if n < 10 {
+        out.push(char::from(b'0' + n as u8));
+        return;
+    }
+    if n < 1000 {
+        push_small(out, n as u16);
+        return;
+    }
     let mut buf = [0u8; 10];
     let mut i = buf.len();
+    let mut n = n;
     loop {
         i -= 1;
         if let Some(slot) = buf.get_mut(i) {
@@ -488,22 +497,37 @@ pub(crate) fn push_u32(out: &mut String, mut n: u32) {
             break;
         }
     }
-    // Digits are ASCII, so the text is always valid.
-    if let Some(Ok(digits)) = buf.get(i..).map(std::str::from_utf8) {
-        out.push_str(digits);
+    for &d in buf.get(i..).unwrap_or(&[]) {
+        out.push(char::from(d));
     }
+}
+
+/// Writes a number below 1000 (an IPv4 octet, most ports' leading part).
+#[inline]
+fn push_small(out: &mut String, n: u16) {
+    let (h, t, o) = ((n / 100) as u8, ((n / 10) % 10) as u8, (n % 10) as u8);
+    if h > 0 {
+        out.push(char::from(b'0' + h));
+    }
+    if h > 0 || t > 0 {
+        out.push(char::from(b'0' + t));
+    }
+    out.push(char::from(b'0' + o));
 }
 
 /// Writes an IP as Go's `net.IP.String` does (dotted IPv4, RFC 5952 IPv6).
 pub(crate) fn write_ip(out: &mut String, ip: IpAddr) {
     match ip {
         IpAddr::V4(v4) => {
-            for (i, o) in v4.octets().into_iter().enumerate() {
-                if i > 0 {
-                    out.push('.');
-                }
-                push_u32(out, u32::from(o));
-            }
+            let [a, b, c, d] = v4.octets();
+            out.reserve(15);
+            push_small(out, u16::from(a));
+            out.push('.');
+            push_small(out, u16::from(b));
+            out.push('.');
+            push_small(out, u16::from(c));
+            out.push('.');
+            push_small(out, u16::from(d));
         }
         IpAddr::V6(v6) => {
             let _ = write!(out, "{v6}");
@@ -565,6 +589,23 @@ mod tests {
         }
         assert_eq!(p(64), "0.0156250000");
         assert_eq!(p(65), "0.0153846154");
+    }
+
+    #[test]
+    fn numbers_and_addresses_print_as_display_does() {
+        for n in (0..20_000u32).chain([65_535, 99_999, 100_000, 4_294_967_295]) {
+            let mut s = String::new();
+            push_u32(&mut s, n);
+            assert_eq!(s, n.to_string());
+        }
+        for o in 0..=255u8 {
+            for ip in [[o, 0, 10, 255], [10, o, 1, 0], [0, 0, 0, o]] {
+                let ip = IpAddr::from(ip);
+                let mut s = String::new();
+                write_ip(&mut s, ip);
+                assert_eq!(s, ip.to_string());
+            }
+        }
     }
 
     #[test]
