@@ -16,6 +16,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::field::{ErrorList, FieldError, Path, go_quote};
 use crate::netparse;
+use crate::validation::fieldpath::FieldPath;
 
 /// Maximum length of a DNS-1123 label (`DNS1123LabelMaxLength`).
 pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
@@ -392,17 +393,24 @@ pub fn is_ipv4_string(value: &str) -> bool {
     matches!(parse_ip_sloppy(value), Some(IpAddr::V4(_)))
 }
 
+const INVALID_IP: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
+const INVALID_CIDR: &str = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)";
+
 /// `IsValidIP`: the value must parse as an IP address (leniently, as this snapshot does).
 pub fn is_valid_ip(path: &Path, value: &str) -> ErrorList {
-    if parse_ip_sloppy(value).is_some() {
-        Vec::new()
-    } else {
-        vec![FieldError::invalid(
-            path,
-            value,
-            "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
-        )]
+    let mut errs = Vec::new();
+    check_ip(&mut errs, &FieldPath::from(path), value);
+    errs
+}
+
+/// [`is_valid_ip`] into `errs`, with the path written out only on error; the address when
+/// it parses.
+pub(crate) fn check_ip(errs: &mut ErrorList, path: &FieldPath<'_>, value: &str) -> Option<IpAddr> {
+    let ip = parse_ip_sloppy(value);
+    if ip.is_none() {
+        errs.push(FieldError::invalid(&path.path(), value, INVALID_IP));
     }
+    ip
 }
 
 /// `IsValidIPv4Address`: the value must parse leniently as an IPv4 address (IPv4-mapped
@@ -427,14 +435,15 @@ pub fn is_valid_ipv6_address(path: &Path, value: &str) -> ErrorList {
 
 /// `IsValidCIDR`: the value must parse as `address/prefix` (leniently).
 pub fn is_valid_cidr(path: &Path, value: &str) -> ErrorList {
-    if parse_cidr_sloppy(value).is_some() {
-        Vec::new()
-    } else {
-        vec![FieldError::invalid(
-            path,
-            value,
-            "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
-        )]
+    let mut errs = Vec::new();
+    check_cidr(&mut errs, &FieldPath::from(path), value);
+    errs
+}
+
+/// [`is_valid_cidr`] into `errs`, with the path written out only on error.
+pub(crate) fn check_cidr(errs: &mut ErrorList, path: &FieldPath<'_>, value: &str) {
+    if netparse::parse_cidr_sloppy(value).is_none() {
+        errs.push(FieldError::invalid(&path.path(), value, INVALID_CIDR));
     }
 }
 
@@ -465,7 +474,7 @@ pub fn is_valid_canonical_ip(path: &Path, value: &str) -> ErrorList {
 pub fn is_valid_canonical_cidr(path: &Path, value: &str) -> ErrorList {
     let invalid = |detail: String| vec![FieldError::invalid(path, value, detail)];
     if parse_cidr_sloppy(value).is_none() {
-        return invalid("must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)".to_owned());
+        return invalid(INVALID_CIDR.to_owned());
     }
     let strict = value.split_once('/').and_then(|(addr, len)| {
         let ip = addr.parse::<IpAddr>().ok()?;
@@ -543,6 +552,13 @@ pub fn validate_non_special_ip(path: &Path, value: &str) -> ErrorList {
         return vec![FieldError::invalid(path, value, "must be a valid IP address")];
     };
     let mut errs = Vec::new();
+    check_non_special_ip(&mut errs, &FieldPath::from(path), value, ip);
+    errs
+}
+
+/// The categories of [`validate_non_special_ip`] for an address already parsed from `value`,
+/// into `errs`.
+pub(crate) fn check_non_special_ip(errs: &mut ErrorList, path: &FieldPath<'_>, value: &str, ip: IpAddr) {
     let (unspecified, loopback, ll_unicast, ll_multicast) = match ip {
         IpAddr::V4(v4) => {
             let o = v4.octets();
@@ -563,35 +579,26 @@ pub fn validate_non_special_ip(path: &Path, value: &str) -> ErrorList {
             )
         }
     };
-    if unspecified {
-        errs.push(FieldError::invalid(
-            path,
-            value,
-            "may not be unspecified (0.0.0.0)",
-        ));
-    }
-    if loopback {
-        errs.push(FieldError::invalid(
-            path,
-            value,
+    let checks = [
+        (unspecified, "may not be unspecified (0.0.0.0)"),
+        (
+            loopback,
             "may not be in the loopback range (127.0.0.0/8, ::1/128)",
-        ));
-    }
-    if ll_unicast {
-        errs.push(FieldError::invalid(
-            path,
-            value,
+        ),
+        (
+            ll_unicast,
             "may not be in the link-local range (169.254.0.0/16, fe80::/10)",
-        ));
-    }
-    if ll_multicast {
-        errs.push(FieldError::invalid(
-            path,
-            value,
+        ),
+        (
+            ll_multicast,
             "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)",
-        ));
+        ),
+    ];
+    for (hit, detail) in checks {
+        if hit {
+            errs.push(FieldError::invalid(&path.path(), value, detail));
+        }
     }
-    errs
 }
 
 #[cfg(test)]
