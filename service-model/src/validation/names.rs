@@ -91,8 +91,21 @@ fn matches_dns1123_label(s: &str) -> bool {
     matches_label(s.as_bytes(), is_lower_alnum)
 }
 
+/// Every `.`-separated label a DNS-1123 label, in one pass: a label starts and ends with an
+/// alphanumeric, so a `.` must follow one and a `-` may not follow a `.` (or start the name).
 fn matches_dns1123_subdomain(s: &str) -> bool {
-    s.split('.').all(matches_dns1123_label)
+    let mut prev = b'.';
+    for &c in s.as_bytes() {
+        match c {
+            b'.' if !is_lower_alnum(prev) => return false,
+            b'-' if prev == b'.' => return false,
+            b'.' | b'-' => {}
+            c if is_lower_alnum(c) => {}
+            _ => return false,
+        }
+        prev = c;
+    }
+    is_lower_alnum(prev)
 }
 
 /// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`.
@@ -165,11 +178,23 @@ pub fn is_dns1035_label(value: &str) -> Vec<String> {
 /// 63 characters (label keys, annotation keys, `appProtocol`, `loadBalancerClass`, finalizers).
 pub fn is_qualified_name(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
-    let mut parts = value.splitn(3, '/');
-    let parts = (parts.next(), parts.next(), parts.next());
+    // `strings.Split(value, "/")`: one part, two, or more (refused). A byte scan, as the
+    // values are short.
+    let slash = |v: &str| v.bytes().position(|b| b == b'/');
+    let parts = match slash(value) {
+        None => (Some(value), None),
+        Some(i) => {
+            let (prefix, rest) = (&value[..i], &value[i + 1..]);
+            if slash(rest).is_some() {
+                (None, None)
+            } else {
+                (Some(prefix), Some(rest))
+            }
+        }
+    };
     let name = match parts {
-        (Some(name), None, _) => name,
-        (Some(prefix), Some(name), None) => {
+        (Some(name), None) => name,
+        (Some(prefix), Some(name)) => {
             if prefix.is_empty() {
                 errs.push(format!("prefix part {}", empty_error()));
             } else {
@@ -239,7 +264,7 @@ pub fn is_valid_port_name(port: &str) -> Vec<String> {
     if !b.iter().any(u8::is_ascii_lowercase) {
         errs.push("must contain at least one letter (a-z)".to_owned());
     }
-    if port.contains("--") {
+    if b.windows(2).any(|w| w == b"--") {
         errs.push("must not contain consecutive hyphens".to_owned());
     }
     if b.first() == Some(&b'-') || b.last() == Some(&b'-') {
@@ -619,6 +644,35 @@ mod tests {
         assert_eq!(is_dns1123_label(&"a".repeat(64)).len(), 1);
         assert_eq!(is_dns1123_label(&"A".repeat(64)).len(), 2);
         assert_eq!(is_dns1123_label("").len(), 1);
+    }
+
+    #[test]
+    fn one_pass_subdomain_match_agrees_with_label_split() {
+        // Every string of up to 5 characters over an alphabet that hits each rule.
+        let alphabet = ['a', '1', '-', '.', 'X', '/'];
+        let mut words = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = words
+                .iter()
+                .filter(|w| w.len() == words.last().map_or(0, String::len))
+                .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+                .collect();
+            words.extend(longer);
+        }
+        for w in &words {
+            let by_split = w.split('.').all(matches_dns1123_label);
+            assert_eq!(matches_dns1123_subdomain(w), by_split, "{w:?}");
+            let parts: Vec<&str> = w.split('/').collect();
+            let refused = is_qualified_name(w)
+                .iter()
+                .any(|m| m.starts_with("a qualified name"));
+            assert_eq!(refused, parts.len() > 2, "{w:?}");
+            assert_eq!(
+                is_valid_port_name(w).iter().any(|m| m.contains("consecutive")),
+                w.contains("--"),
+                "{w:?}"
+            );
+        }
     }
 
     #[test]
