@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use crate::endpointslice::address_type;
 use crate::field::{BadValue, ErrorList, FieldError, Path};
-use crate::validation::meta::{validate_immutable_field, validate_labels, validate_object_meta};
+use crate::validation::meta::{METADATA, validate_immutable_field, validate_labels, validate_object_meta};
 use crate::validation::names;
 use crate::{Endpoint, EndpointHints, EndpointPort, EndpointSlice};
 
@@ -22,12 +22,7 @@ const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
 /// address type, every endpoint (addresses of that type, node name, topology, hostname, zone
 /// hints) and every port (name, protocol, appProtocol).
 pub fn validate_endpoint_slice_create(s: &EndpointSlice) -> ErrorList {
-    let mut errs = validate_object_meta(
-        &s.metadata,
-        true,
-        names::name_is_dns_subdomain,
-        &Path::new("metadata"),
-    );
+    let mut errs = validate_object_meta(&s.metadata, true, names::name_is_dns_subdomain, &METADATA);
     let at = s.address_type.as_str();
     let atp = Path::new("addressType");
     if at.is_empty() {

@@ -2,6 +2,7 @@
 //! kind shares (apimachinery's `objectmeta.go`, with core's extra finalizer-name check).
 
 use crate::field::{BadValue, ErrorList, FieldError, Path, go_quote};
+use crate::validation::fieldpath::FieldPath;
 use crate::validation::names;
 use crate::{ObjectMeta, OwnerReference, StringMap};
 
@@ -10,6 +11,9 @@ pub(crate) type NameFn = fn(&str, bool) -> Vec<String>;
 
 /// `TotalAnnotationSizeLimitB`: the summed byte length of annotation keys and values.
 pub(crate) const TOTAL_ANNOTATION_SIZE_LIMIT_B: usize = 256 * (1 << 10);
+
+/// The root of every object's metadata paths.
+pub(crate) const METADATA: FieldPath<'static> = FieldPath::Root("metadata");
 
 /// `FieldImmutableErrorMsg`.
 pub(crate) const FIELD_IMMUTABLE: &str = "field is immutable";
@@ -24,14 +28,14 @@ pub(crate) fn validate_object_meta(
     meta: &ObjectMeta,
     requires_namespace: bool,
     name_fn: NameFn,
-    path: &Path,
+    path: &FieldPath<'_>,
 ) -> ErrorList {
     let mut errs = Vec::new();
     let generate_name = meta.generate_name.as_deref().unwrap_or("");
     if !generate_name.is_empty() {
         for msg in name_fn(generate_name, true) {
             errs.push(FieldError::invalid(
-                &path.child("generateName"),
+                &path.child("generateName").path(),
                 generate_name,
                 msg,
             ));
@@ -42,59 +46,59 @@ pub(crate) fn validate_object_meta(
         // svcnet does not generate names: a generateName alone stands for the name to come.
         if generate_name.is_empty() {
             errs.push(FieldError::required(
-                &path.child("name"),
+                &path.child("name").path(),
                 "name or generateName is required",
             ));
         }
     } else {
         for msg in name_fn(name, false) {
-            errs.push(FieldError::invalid(&path.child("name"), name, msg));
+            errs.push(FieldError::invalid(&path.child("name").path(), name, msg));
         }
     }
     let ns = meta.namespace();
     if requires_namespace {
         if ns.is_empty() {
-            errs.push(FieldError::required(&path.child("namespace"), ""));
+            errs.push(FieldError::required(&path.child("namespace").path(), ""));
         } else {
             for msg in names::validate_namespace_name(ns, false) {
-                errs.push(FieldError::invalid(&path.child("namespace"), ns, msg));
+                errs.push(FieldError::invalid(&path.child("namespace").path(), ns, msg));
             }
         }
     } else if !ns.is_empty() {
         errs.push(FieldError::forbidden(
-            &path.child("namespace"),
+            &path.child("namespace").path(),
             "not allowed on this type",
         ));
     }
     if let Some(g) = meta.generation.filter(|g| *g < 0) {
         errs.push(FieldError::invalid(
-            &path.child("generation"),
+            &path.child("generation").path(),
             g,
             "must be greater than or equal to 0",
         ));
     }
-    errs.extend(validate_labels(meta.labels.as_ref(), &path.child("labels")));
-    errs.extend(validate_annotations(
-        meta.annotations.as_ref(),
-        &path.child("annotations"),
-    ));
-    errs.extend(validate_owner_references(
+    labels_into(&mut errs, meta.labels.as_ref(), &path.child("labels"));
+    annotations_into(&mut errs, meta.annotations.as_ref(), &path.child("annotations"));
+    owner_references_into(
+        &mut errs,
         meta.owner_references.as_deref().unwrap_or(&[]),
         &path.child("ownerReferences"),
-    ));
+    );
     let finalizers = meta.finalizers.as_deref().unwrap_or(&[]);
-    errs.extend(validate_finalizers(finalizers, &path.child("finalizers")));
-    errs.extend(validate_kube_finalizer_names(
-        finalizers,
-        &path.child("finalizers"),
-    ));
+    let fpath = path.child("finalizers");
+    finalizers_into(&mut errs, finalizers, &fpath);
+    kube_finalizer_names_into(&mut errs, finalizers, &fpath);
     errs
 }
 
 /// `ValidateObjectMetaUpdate`: identity and timestamps are immutable, `resourceVersion` is
 /// required, `generation` may not go back, no finalizer may be added while deleting; labels,
 /// annotations and owner references are validated again.
-pub(crate) fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta, path: &Path) -> ErrorList {
+pub(crate) fn validate_object_meta_update(
+    new: &ObjectMeta,
+    old: &ObjectMeta,
+    path: &FieldPath<'_>,
+) -> ErrorList {
     let mut errs = Vec::new();
     let new_finalizers = new.finalizers.as_deref().unwrap_or(&[]);
     if old.deletion_timestamp.is_some() {
@@ -107,7 +111,7 @@ pub(crate) fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta, pa
         extra.dedup();
         if !extra.is_empty() {
             errs.push(FieldError::forbidden(
-                &path.child("finalizers"),
+                &path.child("finalizers").path(),
                 format!(
                     "no new finalizers can be added if the object is being deleted, found new finalizers {}",
                     go_string_slice(extra.iter().map(|s| s.as_str()))
@@ -118,7 +122,7 @@ pub(crate) fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta, pa
     let rv = new.resource_version.as_deref().unwrap_or("");
     if rv.is_empty() {
         errs.push(FieldError::invalid(
-            &path.child("resourceVersion"),
+            &path.child("resourceVersion").path(),
             rv,
             "must be specified for an update",
         ));
@@ -126,7 +130,7 @@ pub(crate) fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta, pa
     let (ng, og) = (new.generation.unwrap_or(0), old.generation.unwrap_or(0));
     if ng < og {
         errs.push(FieldError::invalid(
-            &path.child("generation"),
+            &path.child("generation").path(),
             ng,
             "must not be decremented",
         ));
@@ -146,14 +150,14 @@ pub(crate) fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta, pa
     );
     if new.creation_timestamp != old.creation_timestamp {
         errs.push(FieldError::invalid(
-            &path.child("creationTimestamp"),
+            &path.child("creationTimestamp").path(),
             opt_raw(new.creation_timestamp.as_deref()),
             FIELD_IMMUTABLE,
         ));
     }
     if new.deletion_timestamp != old.deletion_timestamp {
         errs.push(FieldError::invalid(
-            &path.child("deletionTimestamp"),
+            &path.child("deletionTimestamp").path(),
             opt_raw(new.deletion_timestamp.as_deref()),
             FIELD_IMMUTABLE,
         ));
@@ -163,24 +167,19 @@ pub(crate) fn validate_object_meta_update(new: &ObjectMeta, old: &ObjectMeta, pa
             .deletion_grace_period_seconds
             .map_or(BadValue::Null, BadValue::Int);
         errs.push(FieldError::invalid(
-            &path.child("deletionGracePeriodSeconds"),
+            &path.child("deletionGracePeriodSeconds").path(),
             v,
             FIELD_IMMUTABLE,
         ));
     }
-    errs.extend(validate_labels(new.labels.as_ref(), &path.child("labels")));
-    errs.extend(validate_annotations(
-        new.annotations.as_ref(),
-        &path.child("annotations"),
-    ));
-    errs.extend(validate_owner_references(
+    labels_into(&mut errs, new.labels.as_ref(), &path.child("labels"));
+    annotations_into(&mut errs, new.annotations.as_ref(), &path.child("annotations"));
+    owner_references_into(
+        &mut errs,
         new.owner_references.as_deref().unwrap_or(&[]),
         &path.child("ownerReferences"),
-    ));
-    errs.extend(validate_kube_finalizer_names(
-        new_finalizers,
-        &path.child("finalizers"),
-    ));
+    );
+    kube_finalizer_names_into(&mut errs, new_finalizers, &path.child("finalizers"));
     errs
 }
 
@@ -188,9 +187,9 @@ fn opt_raw(v: Option<&str>) -> BadValue {
     v.map_or(BadValue::Null, |s| BadValue::Raw(s.to_owned()))
 }
 
-fn immutable_str(errs: &mut ErrorList, new: &str, old: &str, path: &Path) {
+fn immutable_str(errs: &mut ErrorList, new: &str, old: &str, path: &FieldPath<'_>) {
     if new != old {
-        errs.push(FieldError::invalid(path, new, FIELD_IMMUTABLE));
+        errs.push(FieldError::invalid(&path.path(), new, FIELD_IMMUTABLE));
     }
 }
 
@@ -210,28 +209,38 @@ pub(crate) fn validate_immutable_field<T: PartialEq>(
 
 /// `ValidateLabelName`: a qualified name.
 pub(crate) fn validate_label_name(key: &str, path: &Path) -> ErrorList {
-    names::is_qualified_name(key)
-        .into_iter()
-        .map(|msg| FieldError::invalid(path, key, msg))
-        .collect()
+    let mut errs = Vec::new();
+    label_name_into(&mut errs, key, &FieldPath::from(path));
+    errs
+}
+
+/// [`validate_label_name`] into `errs`.
+fn label_name_into(errs: &mut ErrorList, key: &str, path: &FieldPath<'_>) {
+    for msg in names::is_qualified_name(key) {
+        errs.push(FieldError::invalid(&path.path(), key, msg));
+    }
 }
 
 /// `ValidateLabels`: every key a qualified name, every value a label value; errors at `path`.
 pub(crate) fn validate_labels(labels: Option<&StringMap>, path: &Path) -> ErrorList {
     let mut errs = Vec::new();
+    labels_into(&mut errs, labels, &FieldPath::from(path));
+    errs
+}
+
+/// [`validate_labels`] into `errs`.
+pub(crate) fn labels_into(errs: &mut ErrorList, labels: Option<&StringMap>, path: &FieldPath<'_>) {
     for (k, v) in labels.into_iter().flatten() {
-        errs.extend(validate_label_name(k, path));
+        label_name_into(errs, k, path);
         for msg in names::is_valid_label_value(v) {
-            errs.push(FieldError::invalid(path, v, msg));
+            errs.push(FieldError::invalid(&path.path(), v, msg));
         }
     }
-    errs
 }
 
 /// `ValidateAnnotations`: keys are qualified names (case-insensitively) and the keys and values
 /// together hold at most 256 KiB.
-pub(crate) fn validate_annotations(annotations: Option<&StringMap>, path: &Path) -> ErrorList {
-    let mut errs = Vec::new();
+fn annotations_into(errs: &mut ErrorList, annotations: Option<&StringMap>, path: &FieldPath<'_>) {
     let mut total: usize = 0;
     for (k, v) in annotations.into_iter().flatten() {
         let key = if k.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
@@ -240,128 +249,131 @@ pub(crate) fn validate_annotations(annotations: Option<&StringMap>, path: &Path)
             std::borrow::Cow::Borrowed(k.as_str())
         };
         for msg in names::is_qualified_name(&key) {
-            errs.push(FieldError::invalid(path, k, msg));
+            errs.push(FieldError::invalid(&path.path(), k, msg));
         }
         total = total.saturating_add(k.len()).saturating_add(v.len());
     }
     if total > TOTAL_ANNOTATION_SIZE_LIMIT_B {
-        errs.push(FieldError::too_long(path, "", TOTAL_ANNOTATION_SIZE_LIMIT_B));
+        errs.push(FieldError::too_long(
+            &path.path(),
+            "",
+            TOTAL_ANNOTATION_SIZE_LIMIT_B,
+        ));
     }
-    errs
 }
 
-/// The group, version and kind of an owner reference, as `schema.FromAPIVersionAndKind` reads
+/// The group and version of an owner reference, as `schema.FromAPIVersionAndKind` reads
 /// them (an `apiVersion` with more than one `/` yields no group and no version).
-fn owner_gvk(r: &OwnerReference) -> (String, String) {
+fn owner_gv(r: &OwnerReference) -> (&str, &str) {
     let av = r.api_version.as_str();
-    let parts: Vec<&str> = av.split('/').collect();
-    match parts.as_slice() {
-        [""] => (String::new(), String::new()),
-        [v] => (String::new(), (*v).to_owned()),
-        [g, v] => ((*g).to_owned(), (*v).to_owned()),
-        _ => (String::new(), String::new()),
+    match av.split_once('/') {
+        None => ("", av),
+        Some((g, v)) if !v.contains('/') => (g, v),
+        Some(_) => ("", ""),
     }
 }
 
 /// `ValidateOwnerReferences`: each reference needs apiVersion (a version), kind, name and uid;
 /// `v1 Event` may not own; at most one reference may be the controller.
-pub(crate) fn validate_owner_references(refs: &[OwnerReference], path: &Path) -> ErrorList {
-    let mut errs = Vec::new();
-    let mut first_controller: Option<String> = None;
+fn owner_references_into(errs: &mut ErrorList, refs: &[OwnerReference], path: &FieldPath<'_>) {
+    let mut first_controller: Option<&OwnerReference> = None;
     for r in refs {
-        let (group, version) = owner_gvk(r);
+        let (group, version) = owner_gv(r);
         if version.is_empty() {
             errs.push(FieldError::invalid(
-                &path.child("apiVersion"),
+                &path.child("apiVersion").path(),
                 &r.api_version,
                 "version must not be empty",
             ));
         }
         if r.kind.is_empty() {
             errs.push(FieldError::invalid(
-                &path.child("kind"),
+                &path.child("kind").path(),
                 &r.kind,
                 "must not be empty",
             ));
         }
         if r.name.is_empty() {
             errs.push(FieldError::invalid(
-                &path.child("name"),
+                &path.child("name").path(),
                 &r.name,
                 "must not be empty",
             ));
         }
         if r.uid.is_empty() {
             errs.push(FieldError::invalid(
-                &path.child("uid"),
+                &path.child("uid").path(),
                 &r.uid,
                 "must not be empty",
             ));
         }
         if group.is_empty() && version == "v1" && r.kind == "Event" {
             errs.push(FieldError::invalid(
-                path,
+                &path.path(),
                 BadValue::Raw(go_owner_reference(r)),
                 "/v1, Kind=Event is disallowed from being an owner",
             ));
         }
         if r.controller == Some(true) {
-            let cur = format!("{}/{}", r.kind, r.name);
-            match &first_controller {
+            match first_controller {
                 Some(first) => errs.push(FieldError::invalid(
-                    path,
+                    &path.path(),
                     BadValue::Raw(format!(
                         "[]v1.OwnerReference{{{}}}",
                         refs.iter().map(go_owner_reference).collect::<Vec<_>>().join(", ")
                     )),
                     format!(
-                        "Only one reference can have Controller set to true. Found \"true\" in references for {first} and {cur}"
+                        "Only one reference can have Controller set to true. Found \"true\" in references for {}/{} and {}/{}",
+                        first.kind, first.name, r.kind, r.name
                     ),
                 )),
-                None => first_controller = Some(cur),
+                None => first_controller = Some(r),
             }
         }
     }
+}
+
+/// `ValidateOwnerReferences` at a built path.
+#[cfg(test)]
+fn validate_owner_references(refs: &[OwnerReference], path: &Path) -> ErrorList {
+    let mut errs = Vec::new();
+    owner_references_into(&mut errs, refs, &FieldPath::from(path));
     errs
 }
 
 /// `ValidateFinalizers`: each name a qualified name; `orphan` and `foregroundDeletion` exclude
 /// each other.
-pub(crate) fn validate_finalizers(finalizers: &[String], path: &Path) -> ErrorList {
-    let mut errs = Vec::new();
+fn finalizers_into(errs: &mut ErrorList, finalizers: &[String], path: &FieldPath<'_>) {
     for f in finalizers {
         for msg in names::is_qualified_name(f) {
-            errs.push(FieldError::invalid(path, f, msg));
+            errs.push(FieldError::invalid(&path.path(), f, msg));
         }
     }
     let has = |n: &str| finalizers.iter().any(|f| f == n);
     if has("orphan") && has("foregroundDeletion") {
         errs.push(FieldError::invalid(
-            path,
+            &path.path(),
             BadValue::Raw(go_string_slice(finalizers.iter().map(String::as_str))),
             "finalizer orphan and foregroundDeletion cannot be both set",
         ));
     }
-    errs
 }
 
 /// Core's extra finalizer check: a name without a `/` must be a standard finalizer name.
-fn validate_kube_finalizer_names(finalizers: &[String], path: &Path) -> ErrorList {
-    let mut errs = Vec::new();
+fn kube_finalizer_names_into(errs: &mut ErrorList, finalizers: &[String], path: &FieldPath<'_>) {
     for (i, f) in finalizers.iter().enumerate() {
         let p = path.index(i);
         for msg in names::is_qualified_name(f) {
-            errs.push(FieldError::invalid(&p, f, msg));
+            errs.push(FieldError::invalid(&p.path(), f, msg));
         }
         if !f.contains('/') && !STANDARD_FINALIZERS.contains(&f.as_str()) {
             errs.push(FieldError::invalid(
-                &p,
+                &p.path(),
                 f,
                 "name is neither a standard finalizer name nor is it fully qualified",
             ));
         }
     }
-    errs
 }
 
 /// Go's `%#v` of an owner reference.
@@ -399,7 +411,7 @@ mod tests {
 
     #[test]
     fn create_rules() {
-        let p = Path::new("metadata");
+        let p = FieldPath::Root("metadata");
         assert!(
             validate_object_meta(&meta("web", "shop"), true, names::name_is_dns1035_label, &p).is_empty()
         );
@@ -449,7 +461,7 @@ mod tests {
 
     #[test]
     fn update_rules() {
-        let p = Path::new("metadata");
+        let p = FieldPath::Root("metadata");
         let old = meta("a", "ns");
         let mut new = meta("b", "ns");
         new.resource_version = None;

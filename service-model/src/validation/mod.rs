@@ -4,6 +4,7 @@
 //! paths, error types and messages.
 
 mod endpointslice;
+pub(crate) mod fieldpath;
 pub(crate) mod meta;
 pub mod names;
 mod networkpolicy;

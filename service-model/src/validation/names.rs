@@ -16,6 +16,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::field::{ErrorList, FieldError, Path, go_quote};
 use crate::netparse;
+use crate::validation::fieldpath::FieldPath;
 
 /// Maximum length of a DNS-1123 label (`DNS1123LabelMaxLength`).
 pub const DNS1123_LABEL_MAX_LENGTH: usize = 63;
@@ -90,8 +91,21 @@ fn matches_dns1123_label(s: &str) -> bool {
     matches_label(s.as_bytes(), is_lower_alnum)
 }
 
+/// Every `.`-separated label a DNS-1123 label, in one pass: a label starts and ends with an
+/// alphanumeric, so a `.` must follow one and a `-` may not follow a `.` (or start the name).
 fn matches_dns1123_subdomain(s: &str) -> bool {
-    s.split('.').all(matches_dns1123_label)
+    let mut prev = b'.';
+    for &c in s.as_bytes() {
+        match c {
+            b'.' if !is_lower_alnum(prev) => return false,
+            b'-' if prev == b'.' => return false,
+            b'.' | b'-' => {}
+            c if is_lower_alnum(c) => {}
+            _ => return false,
+        }
+        prev = c;
+    }
+    is_lower_alnum(prev)
 }
 
 /// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`.
@@ -164,11 +178,23 @@ pub fn is_dns1035_label(value: &str) -> Vec<String> {
 /// 63 characters (label keys, annotation keys, `appProtocol`, `loadBalancerClass`, finalizers).
 pub fn is_qualified_name(value: &str) -> Vec<String> {
     let mut errs = Vec::new();
-    let mut parts = value.splitn(3, '/');
-    let parts = (parts.next(), parts.next(), parts.next());
+    // `strings.Split(value, "/")`: one part, two, or more (refused). A byte scan, as the
+    // values are short.
+    let slash = |v: &str| v.bytes().position(|b| b == b'/');
+    let parts = match slash(value) {
+        None => (Some(value), None),
+        Some(i) => {
+            let (prefix, rest) = (&value[..i], &value[i + 1..]);
+            if slash(rest).is_some() {
+                (None, None)
+            } else {
+                (Some(prefix), Some(rest))
+            }
+        }
+    };
     let name = match parts {
-        (Some(name), None, _) => name,
-        (Some(prefix), Some(name), None) => {
+        (Some(name), None) => name,
+        (Some(prefix), Some(name)) => {
             if prefix.is_empty() {
                 errs.push(format!("prefix part {}", empty_error()));
             } else {
@@ -238,7 +264,7 @@ pub fn is_valid_port_name(port: &str) -> Vec<String> {
     if !b.iter().any(u8::is_ascii_lowercase) {
         errs.push("must contain at least one letter (a-z)".to_owned());
     }
-    if port.contains("--") {
+    if b.windows(2).any(|w| w == b"--") {
         errs.push("must not contain consecutive hyphens".to_owned());
     }
     if b.first() == Some(&b'-') || b.last() == Some(&b'-') {
@@ -432,17 +458,24 @@ pub fn is_ipv4_string(value: &str) -> bool {
     matches!(parse_ip_sloppy(value), Some(IpAddr::V4(_)))
 }
 
+const INVALID_IP: &str = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";
+const INVALID_CIDR: &str = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)";
+
 /// `IsValidIP`: the value must parse as an IP address (leniently, as this snapshot does).
 pub fn is_valid_ip(path: &Path, value: &str) -> ErrorList {
-    if parse_ip_sloppy(value).is_some() {
-        Vec::new()
-    } else {
-        vec![FieldError::invalid(
-            path,
-            value,
-            "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
-        )]
+    let mut errs = Vec::new();
+    check_ip(&mut errs, &FieldPath::from(path), value);
+    errs
+}
+
+/// [`is_valid_ip`] into `errs`, with the path written out only on error; the address when
+/// it parses.
+pub(crate) fn check_ip(errs: &mut ErrorList, path: &FieldPath<'_>, value: &str) -> Option<IpAddr> {
+    let ip = parse_ip_sloppy(value);
+    if ip.is_none() {
+        errs.push(FieldError::invalid(&path.path(), value, INVALID_IP));
     }
+    ip
 }
 
 /// `IsValidIPv4Address`: the value must parse leniently as an IPv4 address (IPv4-mapped
@@ -467,14 +500,15 @@ pub fn is_valid_ipv6_address(path: &Path, value: &str) -> ErrorList {
 
 /// `IsValidCIDR`: the value must parse as `address/prefix` (leniently).
 pub fn is_valid_cidr(path: &Path, value: &str) -> ErrorList {
-    if parse_cidr_sloppy(value).is_some() {
-        Vec::new()
-    } else {
-        vec![FieldError::invalid(
-            path,
-            value,
-            "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
-        )]
+    let mut errs = Vec::new();
+    check_cidr(&mut errs, &FieldPath::from(path), value);
+    errs
+}
+
+/// [`is_valid_cidr`] into `errs`, with the path written out only on error.
+pub(crate) fn check_cidr(errs: &mut ErrorList, path: &FieldPath<'_>, value: &str) {
+    if netparse::parse_cidr_sloppy(value).is_none() {
+        errs.push(FieldError::invalid(&path.path(), value, INVALID_CIDR));
     }
 }
 
@@ -505,7 +539,7 @@ pub fn is_valid_canonical_ip(path: &Path, value: &str) -> ErrorList {
 pub fn is_valid_canonical_cidr(path: &Path, value: &str) -> ErrorList {
     let invalid = |detail: String| vec![FieldError::invalid(path, value, detail)];
     if parse_cidr_sloppy(value).is_none() {
-        return invalid("must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)".to_owned());
+        return invalid(INVALID_CIDR.to_owned());
     }
     let strict = value.split_once('/').and_then(|(addr, len)| {
         let ip = addr.parse::<IpAddr>().ok()?;
@@ -583,6 +617,13 @@ pub fn validate_non_special_ip(path: &Path, value: &str) -> ErrorList {
         return vec![FieldError::invalid(path, value, "must be a valid IP address")];
     };
     let mut errs = Vec::new();
+    check_non_special_ip(&mut errs, &FieldPath::from(path), value, ip);
+    errs
+}
+
+/// The categories of [`validate_non_special_ip`] for an address already parsed from `value`,
+/// into `errs`.
+pub(crate) fn check_non_special_ip(errs: &mut ErrorList, path: &FieldPath<'_>, value: &str, ip: IpAddr) {
     let (unspecified, loopback, ll_unicast, ll_multicast) = match ip {
         IpAddr::V4(v4) => {
             let o = v4.octets();
@@ -603,35 +644,26 @@ pub fn validate_non_special_ip(path: &Path, value: &str) -> ErrorList {
             )
         }
     };
-    if unspecified {
-        errs.push(FieldError::invalid(
-            path,
-            value,
-            "may not be unspecified (0.0.0.0)",
-        ));
-    }
-    if loopback {
-        errs.push(FieldError::invalid(
-            path,
-            value,
+    let checks = [
+        (unspecified, "may not be unspecified (0.0.0.0)"),
+        (
+            loopback,
             "may not be in the loopback range (127.0.0.0/8, ::1/128)",
-        ));
-    }
-    if ll_unicast {
-        errs.push(FieldError::invalid(
-            path,
-            value,
+        ),
+        (
+            ll_unicast,
             "may not be in the link-local range (169.254.0.0/16, fe80::/10)",
-        ));
-    }
-    if ll_multicast {
-        errs.push(FieldError::invalid(
-            path,
-            value,
+        ),
+        (
+            ll_multicast,
             "may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)",
-        ));
+        ),
+    ];
+    for (hit, detail) in checks {
+        if hit {
+            errs.push(FieldError::invalid(&path.path(), value, detail));
+        }
     }
-    errs
 }
 
 #[cfg(test)]
@@ -683,6 +715,35 @@ mod tests {
         assert_eq!(is_dns1123_label(&"a".repeat(64)).len(), 1);
         assert_eq!(is_dns1123_label(&"A".repeat(64)).len(), 2);
         assert_eq!(is_dns1123_label("").len(), 1);
+    }
+
+    #[test]
+    fn one_pass_subdomain_match_agrees_with_label_split() {
+        // Every string of up to 5 characters over an alphabet that hits each rule.
+        let alphabet = ['a', '1', '-', '.', 'X', '/'];
+        let mut words = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = words
+                .iter()
+                .filter(|w| w.len() == words.last().map_or(0, String::len))
+                .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+                .collect();
+            words.extend(longer);
+        }
+        for w in &words {
+            let by_split = w.split('.').all(matches_dns1123_label);
+            assert_eq!(matches_dns1123_subdomain(w), by_split, "{w:?}");
+            let parts: Vec<&str> = w.split('/').collect();
+            let refused = is_qualified_name(w)
+                .iter()
+                .any(|m| m.starts_with("a qualified name"));
+            assert_eq!(refused, parts.len() > 2, "{w:?}");
+            assert_eq!(
+                is_valid_port_name(w).iter().any(|m| m.contains("consecutive")),
+                w.contains("--"),
+                "{w:?}"
+            );
+        }
     }
 
     #[test]

@@ -43,12 +43,8 @@ struct Options {
 /// assert_eq!(errs[0].to_string(), "spec.ingress[0].from[0]: Required value: must specify a peer");
 /// ```
 pub fn validate_network_policy_create(np: &NetworkPolicy) -> ErrorList {
-    let mut errs = meta::validate_object_meta(
-        &np.metadata,
-        true,
-        names::name_is_dns_subdomain,
-        &Path::new("metadata"),
-    );
+    let mut errs =
+        meta::validate_object_meta(&np.metadata, true, names::name_is_dns_subdomain, &meta::METADATA);
     errs.extend(validate_spec(
         np.spec.as_ref(),
         &Options::default(),
@@ -69,7 +65,7 @@ pub fn validate_network_policy_update(new: &NetworkPolicy, old: &NetworkPolicy) 
             .is_empty(),
         allowed_cidrs: stored_cidrs(old_spec),
     };
-    let mut errs = meta::validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
+    let mut errs = meta::validate_object_meta_update(&new.metadata, &old.metadata, &meta::METADATA);
     errs.extend(validate_spec(new.spec.as_ref(), &opts, &Path::new("spec")));
     errs
 }

@@ -1,11 +1,14 @@
 //! Service validation: `ValidateService`, `ValidateServiceCreate`, `ValidateServiceUpdate` and
 //! `ValidateServiceStatusUpdate` of `pkg/apis/core/validation`.
 
+use std::net::IpAddr;
+
 use smallvec::SmallVec;
 
 use crate::field::{BadValue, ErrorList, FieldError, Path, go_quote};
 use crate::service::{ip_family, ip_family_policy, service_type, session_affinity, traffic_policy};
-use crate::validation::meta::{validate_labels, validate_object_meta, validate_object_meta_update};
+use crate::validation::fieldpath::FieldPath;
+use crate::validation::meta::{METADATA, labels_into, validate_object_meta, validate_object_meta_update};
 use crate::validation::names;
 use crate::{IntOrString, LoadBalancerStatus, Service, ServicePort, ServiceSpec};
 
@@ -23,9 +26,8 @@ const FAMILIES: &[&str] = &["IPv4", "IPv6"];
 const FAMILY_POLICIES: &[&str] = &["PreferDualStack", "RequireDualStack", "SingleStack"];
 const IP_MODES: &[&str] = &["Proxy", "VIP"];
 
-fn spec_path() -> Path {
-    Path::new("spec")
-}
+/// The root of every Service spec path.
+const SPEC: FieldPath<'static> = FieldPath::Root("spec");
 
 fn s(v: &Option<String>) -> &str {
     v.as_deref().unwrap_or("")
@@ -86,99 +88,114 @@ pub fn validate_service_create(svc: &Service) -> ErrorList {
 /// `ValidateServiceUpdate`: metadata update rules, the cluster-IP / family / load-balancer
 /// class / health-check transition rules, then every rule of `ValidateService` on `new`.
 pub fn validate_service_update(new: &Service, old: &Service) -> ErrorList {
-    let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
+    let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, &METADATA);
     let (ns, os) = (new.spec(), old.spec());
-    errs.extend(upgrade_downgrade_cluster_ips(os, ns));
-    errs.extend(upgrade_downgrade_ip_families(os, ns));
-    errs.extend(load_balancer_class(Some(os), ns));
+    upgrade_downgrade_cluster_ips(&mut errs, os, ns);
+    upgrade_downgrade_ip_families(&mut errs, os, ns);
+    load_balancer_class(&mut errs, Some(os), ns);
     if needs_health_check(os)
         && needs_health_check(ns)
         && ns.health_check_node_port != os.health_check_node_port
     {
         errs.push(FieldError::forbidden(
-            &spec_path().child("healthCheckNodePort"),
+            &SPEC.child("healthCheckNodePort").path(),
             "field is immutable",
         ));
     }
-    errs.extend(validate_service(new));
+    service_into(&mut errs, new);
     errs
 }
 
 /// `ValidateServiceStatusUpdate`: metadata update rules and `status.loadBalancer`.
 pub fn validate_service_status_update(new: &Service, old: &Service) -> ErrorList {
-    let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
+    let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, &METADATA);
     let empty = LoadBalancerStatus::default();
     let lb = new
         .status
         .as_ref()
         .and_then(|st| st.load_balancer.as_ref())
         .unwrap_or(&empty);
-    errs.extend(validate_load_balancer_status(
-        lb,
-        &Path::new("status").child("loadBalancer"),
-        new.spec(),
-    ));
+    let status = FieldPath::Root("status");
+    load_balancer_status(&mut errs, lb, &status.child("loadBalancer"), new.spec());
     errs
 }
 
 /// `ValidateLoadBalancerStatus` (with `LoadBalancerIPMode` on and `AllowServiceLBStatusOnNonLB`
 /// off, their defaults).
-fn validate_load_balancer_status(status: &LoadBalancerStatus, path: &Path, spec: &ServiceSpec) -> ErrorList {
-    let mut errs = Vec::new();
+fn load_balancer_status(
+    errs: &mut ErrorList,
+    status: &LoadBalancerStatus,
+    path: &FieldPath<'_>,
+    spec: &ServiceSpec,
+) {
     let ingress = status.ingress.as_deref().unwrap_or(&[]);
     let ipath = path.child("ingress");
     if !is_lb(spec) && !ingress.is_empty() {
         errs.push(FieldError::forbidden(
-            &ipath,
+            &ipath.path(),
             "may only be used when `spec.type` is 'LoadBalancer'",
         ));
-        return errs;
+        return;
     }
     for (i, ing) in ingress.iter().enumerate() {
         let p = ipath.index(i);
         let ip = s(&ing.ip);
         if !ip.is_empty() {
-            errs.extend(names::is_valid_ip(&p.child("ip"), ip));
+            names::check_ip(errs, &p.child("ip"), ip);
         }
         match &ing.ip_mode {
             None => {
                 if !ip.is_empty() {
                     errs.push(FieldError::required(
-                        &p.child("ipMode"),
+                        &p.child("ipMode").path(),
                         "must be specified when `ip` is set",
                     ));
                 }
             }
             Some(_) if ip.is_empty() => errs.push(FieldError::forbidden(
-                &p.child("ipMode"),
+                &p.child("ipMode").path(),
                 "may not be specified when `ip` is not set",
             )),
             Some(mode) if !IP_MODES.contains(&mode.as_str()) => {
-                errs.push(FieldError::not_supported(&p.child("ipMode"), mode, IP_MODES));
+                errs.push(FieldError::not_supported(
+                    &p.child("ipMode").path(),
+                    mode,
+                    IP_MODES,
+                ));
             }
             Some(_) => {}
         }
         let host = s(&ing.hostname);
         if !host.is_empty() {
             for msg in names::is_dns1123_subdomain(host) {
-                errs.push(FieldError::invalid(&p.child("hostname"), host, msg));
+                errs.push(FieldError::invalid(&p.child("hostname").path(), host, msg));
             }
             if names::parse_ip_sloppy(host).is_some() {
                 errs.push(FieldError::invalid(
-                    &p.child("hostname"),
+                    &p.child("hostname").path(),
                     host,
                     "must be a DNS name, not an IP address",
                 ));
             }
         }
     }
-    errs
 }
 
 /// `ValidateService`.
 fn validate_service(svc: &Service) -> ErrorList {
-    let meta_path = Path::new("metadata");
-    let mut errs = validate_object_meta(&svc.metadata, true, names::name_is_dns1035_label, &meta_path);
+    let mut errs = Vec::new();
+    service_into(&mut errs, svc);
+    errs
+}
+
+/// `ValidateService` into `errs`.
+fn service_into(errs: &mut ErrorList, svc: &Service) {
+    errs.append(&mut validate_object_meta(
+        &svc.metadata,
+        true,
+        names::name_is_dns1035_label,
+        &METADATA,
+    ));
 
     if let (Some(mode), Some(hints)) = (
         svc.metadata.annotation(ANNOTATION_TOPOLOGY_MODE),
@@ -186,26 +203,26 @@ fn validate_service(svc: &Service) -> ErrorList {
     ) && mode != hints
     {
         errs.push(FieldError::invalid(
-            &meta_path.child("annotations").key(ANNOTATION_TOPOLOGY_MODE),
+            &METADATA.child("annotations").key(ANNOTATION_TOPOLOGY_MODE).path(),
             mode,
             format!("must match annotations[{ANNOTATION_TOPOLOGY_HINTS}] when both are specified"),
         ));
     }
 
     let spec = svc.spec();
-    let sp = spec_path();
+    let sp = &SPEC;
     let type_ = s(&spec.type_);
     let headless = is_headless(spec);
     let ports = spec.ports();
     let cips = cluster_ips(spec);
 
     if ports.is_empty() && !headless && type_ != service_type::EXTERNAL_NAME {
-        errs.push(FieldError::required(&sp.child("ports"), ""));
+        errs.push(FieldError::required(&sp.child("ports").path(), ""));
     }
     match type_ {
         service_type::LOAD_BALANCER | service_type::NODE_PORT if headless => {
             errs.push(FieldError::invalid(
-                &sp.child("clusterIPs").index(0),
+                &sp.child("clusterIPs").index(0).path(),
                 "None",
                 format!("may not be set to 'None' for {type_} services"),
             ));
@@ -213,29 +230,29 @@ fn validate_service(svc: &Service) -> ErrorList {
         service_type::EXTERNAL_NAME => {
             if !cips.is_empty() {
                 errs.push(FieldError::forbidden(
-                    &sp.child("clusterIPs"),
+                    &sp.child("clusterIPs").path(),
                     "may not be set for ExternalName services",
                 ));
             }
             if !ip_families(spec).is_empty() {
                 errs.push(FieldError::forbidden(
-                    &sp.child("ipFamilies"),
+                    &sp.child("ipFamilies").path(),
                     "may not be set for ExternalName services",
                 ));
             }
             if spec.ip_family_policy.is_some() {
                 errs.push(FieldError::forbidden(
-                    &sp.child("ipFamilyPolicy"),
+                    &sp.child("ipFamilyPolicy").path(),
                     "may not be set for ExternalName services",
                 ));
             }
             let name = s(&spec.external_name);
             let cname = name.strip_suffix('.').unwrap_or(name);
             if cname.is_empty() {
-                errs.push(FieldError::required(&sp.child("externalName"), ""));
+                errs.push(FieldError::required(&sp.child("externalName").path(), ""));
             } else {
                 for msg in names::is_dns1123_subdomain(cname) {
-                    errs.push(FieldError::invalid(&sp.child("externalName"), cname, msg));
+                    errs.push(FieldError::invalid(&sp.child("externalName").path(), cname, msg));
                 }
             }
         }
@@ -245,63 +262,53 @@ fn validate_service(svc: &Service) -> ErrorList {
     let mut port_names: SmallVec<[&str; 8]> = SmallVec::new();
     let ports_path = sp.child("ports");
     for (i, port) in ports.iter().enumerate() {
-        errs.extend(validate_service_port(
-            port,
-            ports.len() > 1,
-            &mut port_names,
-            &ports_path.index(i),
-        ));
+        service_port_into(errs, port, ports.len() > 1, &mut port_names, &ports_path.index(i));
     }
 
     if let Some(sel) = &spec.selector {
-        errs.extend(validate_labels(Some(sel), &sp.child("selector")));
+        labels_into(errs, Some(sel), &sp.child("selector"));
     }
 
     let affinity = s(&spec.session_affinity);
     if affinity.is_empty() {
-        errs.push(FieldError::required(&sp.child("sessionAffinity"), ""));
+        errs.push(FieldError::required(&sp.child("sessionAffinity").path(), ""));
     } else if !AFFINITIES.contains(&affinity) {
         errs.push(FieldError::not_supported(
-            &sp.child("sessionAffinity"),
+            &sp.child("sessionAffinity").path(),
             affinity,
             AFFINITIES,
         ));
     }
     if affinity == session_affinity::CLIENT_IP {
-        errs.extend(client_ip_affinity_config(
-            spec,
-            &sp.child("sessionAffinityConfig"),
-        ));
+        client_ip_affinity_config(errs, spec, &sp.child("sessionAffinityConfig"));
     } else if affinity == session_affinity::NONE && spec.session_affinity_config.is_some() {
         errs.push(FieldError::forbidden(
-            &sp.child("sessionAffinityConfig"),
+            &sp.child("sessionAffinityConfig").path(),
             "must not be set when session affinity is None",
         ));
     }
 
-    errs.extend(cluster_ips_related_fields(spec));
+    cluster_ips_related_fields(errs, spec);
 
+    let ext_path = sp.child("externalIPs");
     for (i, ip) in spec.external_ips.iter().flatten().enumerate() {
-        let p = sp.child("externalIPs").index(i);
-        let bad = names::is_valid_ip(&p, ip);
-        if bad.is_empty() {
-            errs.extend(names::validate_non_special_ip(&p, ip));
-        } else {
-            errs.extend(bad);
+        let p = ext_path.index(i);
+        if let Some(addr) = names::check_ip(errs, &p, ip) {
+            names::check_non_special_ip(errs, &p, ip, addr);
         }
     }
 
     if type_.is_empty() {
-        errs.push(FieldError::required(&sp.child("type"), ""));
+        errs.push(FieldError::required(&sp.child("type").path(), ""));
     } else if !TYPES.contains(&type_) {
-        errs.push(FieldError::not_supported(&sp.child("type"), type_, TYPES));
+        errs.push(FieldError::not_supported(&sp.child("type").path(), type_, TYPES));
     }
 
     if type_ == service_type::CLUSTER_IP {
         for (i, port) in ports.iter().enumerate() {
             if port.node_port.unwrap_or(0) != 0 {
                 errs.push(FieldError::forbidden(
-                    &ports_path.index(i).child("nodePort"),
+                    &ports_path.index(i).child("nodePort").path(),
                     "may not be used when `type` is 'ClusterIP'",
                 ));
             }
@@ -318,7 +325,10 @@ fn validate_service(svc: &Service) -> ErrorList {
         let seen = node_ports.contains(&key);
         node_ports.push(key);
         if seen {
-            errs.push(FieldError::duplicate(&ports_path.index(i).child("nodePort"), np));
+            errs.push(FieldError::duplicate(
+                &ports_path.index(i).child("nodePort").path(),
+                np,
+            ));
         }
     }
 
@@ -329,7 +339,7 @@ fn validate_service(svc: &Service) -> ErrorList {
         seen_ports.push((proto, port.port));
         if seen {
             errs.push(FieldError::duplicate(
-                &ports_path.index(i),
+                &ports_path.index(i).path(),
                 BadValue::Raw(format!(
                     "core.ServicePort{{Name:\"\", Protocol:{}, AppProtocol:(*string)(nil), Port:{}, TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, NodePort:0}}",
                     go_quote(proto),
@@ -339,11 +349,11 @@ fn validate_service(svc: &Service) -> ErrorList {
         }
     }
 
-    errs.extend(source_ranges(svc, spec));
+    source_ranges(errs, svc, spec);
 
     if spec.allocate_load_balancer_node_ports.is_some() && !is_lb(spec) {
         errs.push(FieldError::forbidden(
-            &sp.child("allocateLoadBalancerNodePorts"),
+            &sp.child("allocateLoadBalancerNodePorts").path(),
             "may only be used when `type` is 'LoadBalancer'",
         ));
     }
@@ -354,9 +364,9 @@ fn validate_service(svc: &Service) -> ErrorList {
         ));
     }
 
-    errs.extend(load_balancer_class(None, spec));
-    errs.extend(external_traffic_policy(spec));
-    errs.extend(internal_traffic_policy(spec));
+    load_balancer_class(errs, None, spec);
+    external_traffic_policy(errs, spec);
+    internal_traffic_policy(errs, spec);
     // `validateServiceTrafficDistribution`: PreferSameTrafficDistribution is GA and locked on
     // since 1.35, so v1.37.2 accepts all three values.
     {
@@ -366,98 +376,101 @@ fn validate_service(svc: &Service) -> ErrorList {
             && !SUPPORTED.contains(&td.as_str())
         {
             errs.push(FieldError::not_supported(
-                &sp.child("trafficDistribution"),
+                &sp.child("trafficDistribution").path(),
                 td,
                 &SUPPORTED,
             ));
         }
     }
-    errs
 }
 
 /// `validateServicePort`.
-fn validate_service_port<'a>(
+fn service_port_into<'a>(
+    errs: &mut ErrorList,
     port: &'a ServicePort,
     require_name: bool,
     names_seen: &mut SmallVec<[&'a str; 8]>,
-    path: &Path,
-) -> ErrorList {
-    let mut errs = Vec::new();
+    path: &FieldPath<'_>,
+) {
     let name = port.name();
     if require_name && name.is_empty() {
-        errs.push(FieldError::required(&path.child("name"), ""));
+        errs.push(FieldError::required(&path.child("name").path(), ""));
     } else if !name.is_empty() {
         for msg in names::is_dns1123_label(name) {
-            errs.push(FieldError::invalid(&path.child("name"), name, msg));
+            errs.push(FieldError::invalid(&path.child("name").path(), name, msg));
         }
         if names_seen.contains(&name) {
-            errs.push(FieldError::duplicate(&path.child("name"), name));
+            errs.push(FieldError::duplicate(&path.child("name").path(), name));
         } else {
             names_seen.push(name);
         }
     }
     for msg in names::is_valid_port_num(port.port.into()) {
-        errs.push(FieldError::invalid(&path.child("port"), port.port, msg));
+        errs.push(FieldError::invalid(&path.child("port").path(), port.port, msg));
     }
     let proto = s(&port.protocol);
     if proto.is_empty() {
-        errs.push(FieldError::required(&path.child("protocol"), ""));
+        errs.push(FieldError::required(&path.child("protocol").path(), ""));
     } else if !PROTOCOLS.contains(&proto) {
         errs.push(FieldError::not_supported(
-            &path.child("protocol"),
+            &path.child("protocol").path(),
             proto,
             PROTOCOLS,
         ));
     }
-    errs.extend(validate_port_num_or_name(
+    validate_port_num_or_name(
+        errs,
         port.target_port.as_ref().unwrap_or(&IntOrString::Int(0)),
         &path.child("targetPort"),
-    ));
+    );
     if let Some(app) = &port.app_protocol {
         for msg in names::is_qualified_name(app) {
-            errs.push(FieldError::invalid(&path.child("appProtocol"), app, msg));
+            errs.push(FieldError::invalid(&path.child("appProtocol").path(), app, msg));
         }
     }
-    errs
 }
 
 /// `ValidatePortNumOrName`: a number in 1..=65535 or an IANA service name.
-pub(crate) fn validate_port_num_or_name(port: &IntOrString, path: &Path) -> ErrorList {
+pub(crate) fn validate_port_num_or_name(errs: &mut ErrorList, port: &IntOrString, path: &FieldPath<'_>) {
     match port {
-        IntOrString::Int(n) => names::is_valid_port_num((*n).into())
-            .into_iter()
-            .map(|msg| FieldError::invalid(path, *n, msg))
-            .collect(),
-        IntOrString::String(name) => names::is_valid_port_name(name)
-            .into_iter()
-            .map(|msg| FieldError::invalid(path, name, msg))
-            .collect(),
+        IntOrString::Int(n) => {
+            for msg in names::is_valid_port_num((*n).into()) {
+                errs.push(FieldError::invalid(&path.path(), *n, msg));
+            }
+        }
+        IntOrString::String(name) => {
+            for msg in names::is_valid_port_name(name) {
+                errs.push(FieldError::invalid(&path.path(), name, msg));
+            }
+        }
     }
 }
 
 /// `validateClientIPAffinityConfig`: config, `clientIP` and `timeoutSeconds` required (the first
 /// missing one stops), timeout in 1..=86400.
-fn client_ip_affinity_config(spec: &ServiceSpec, path: &Path) -> ErrorList {
+fn client_ip_affinity_config(errs: &mut ErrorList, spec: &ServiceSpec, path: &FieldPath<'_>) {
     let detail = "when session affinity type is ClientIP";
     let Some(cfg) = &spec.session_affinity_config else {
-        return vec![FieldError::required(path, detail)];
+        errs.push(FieldError::required(&path.path(), detail));
+        return;
     };
     let cpath = path.child("clientIP");
     let Some(client) = &cfg.client_ip else {
-        return vec![FieldError::required(&cpath, detail)];
+        errs.push(FieldError::required(&cpath.path(), detail));
+        return;
     };
     let tpath = cpath.child("timeoutSeconds");
     let Some(timeout) = client.timeout_seconds else {
-        return vec![FieldError::required(&tpath, detail)];
+        errs.push(FieldError::required(&tpath.path(), detail));
+        return;
     };
     if timeout <= 0 || timeout > MAX_CLIENT_IP_SERVICE_AFFINITY_SECONDS {
-        return vec![FieldError::invalid(
-            &tpath,
+        errs.push(FieldError::invalid(
+            &tpath.path(),
             timeout,
             format!("must be greater than 0 and less than {MAX_CLIENT_IP_SERVICE_AFFINITY_SECONDS}"),
-        )];
+        ));
     }
-    Vec::new()
 }
 
 /// `ValidateServiceClusterIPsRelatedFields`: `clusterIP` / `clusterIPs` in step, `ipFamilies`
@@ -473,15 +486,16 @@ fn client_ip_affinity_config(spec: &ServiceSpec, path: &Path) -> ErrorList {
 /// assert_eq!(errors[0].field, "spec.clusterIPs");
 /// ```
 pub fn validate_service_cluster_ips_related_fields(svc: &Service) -> ErrorList {
-    cluster_ips_related_fields(svc.spec())
+    let mut errs = Vec::new();
+    cluster_ips_related_fields(&mut errs, svc.spec());
+    errs
 }
 
-fn cluster_ips_related_fields(spec: &ServiceSpec) -> ErrorList {
-    let mut errs = Vec::new();
+fn cluster_ips_related_fields(errs: &mut ErrorList, spec: &ServiceSpec) {
     if s(&spec.type_) == service_type::EXTERNAL_NAME {
-        return errs;
+        return;
     }
-    let sp = spec_path();
+    let sp = &SPEC;
     let cips_path = sp.child("clusterIPs");
     let fam_path = sp.child("ipFamilies");
     let cips = cluster_ips(spec);
@@ -491,9 +505,9 @@ fn cluster_ips_related_fields(spec: &ServiceSpec) -> ErrorList {
     let cip = s(&spec.cluster_ip);
     if !cip.is_empty() {
         match cips.first() {
-            None => errs.push(FieldError::required(&cips_path, "")),
+            None => errs.push(FieldError::required(&cips_path.path(), "")),
             Some(first) if first != cip => errs.push(FieldError::invalid(
-                &cips_path,
+                &cips_path.path(),
                 cips_value(),
                 "first value must match `clusterIP`",
             )),
@@ -501,7 +515,7 @@ fn cluster_ips_related_fields(spec: &ServiceSpec) -> ErrorList {
         }
     } else if !cips.is_empty() {
         errs.push(FieldError::invalid(
-            &cips_path,
+            &cips_path.path(),
             cips_value(),
             "must be empty when `clusterIP` is not specified",
         ));
@@ -510,12 +524,16 @@ fn cluster_ips_related_fields(spec: &ServiceSpec) -> ErrorList {
     let mut seen: SmallVec<[&str; 2]> = SmallVec::new();
     for (i, fam) in families.iter().enumerate() {
         if !FAMILIES.contains(&fam.as_str()) {
-            errs.push(FieldError::not_supported(&fam_path.index(i), fam, FAMILIES));
+            errs.push(FieldError::not_supported(
+                &fam_path.index(i).path(),
+                fam,
+                FAMILIES,
+            ));
         }
         let dup = seen.contains(&fam.as_str());
         seen.push(fam.as_str());
         if dup {
-            errs.push(FieldError::duplicate(&fam_path.index(i), fam));
+            errs.push(FieldError::duplicate(&fam_path.index(i).path(), fam));
         }
     }
 
@@ -523,110 +541,114 @@ fn cluster_ips_related_fields(spec: &ServiceSpec) -> ErrorList {
         && !FAMILY_POLICIES.contains(&policy.as_str())
     {
         errs.push(FieldError::not_supported(
-            &sp.child("ipFamilyPolicy"),
+            &sp.child("ipFamilyPolicy").path(),
             policy,
             FAMILY_POLICIES,
         ));
     }
 
+    // Each address is parsed once; the family checks below read the parsed form.
+    let mut parsed: SmallVec<[Option<IpAddr>; 2]> = SmallVec::new();
     let mut has_invalid = false;
     for (i, ip) in cips.iter().enumerate() {
         if i == 0 && ip == "None" {
             if cips.len() > 1 {
                 has_invalid = true;
                 errs.push(FieldError::invalid(
-                    &cips_path,
+                    &cips_path.path(),
                     cips_value(),
                     "'None' must be the first and only value",
                 ));
             }
+            parsed.push(None);
             continue;
         }
-        let bad = names::is_valid_ip(&cips_path.index(i), ip);
-        has_invalid |= !bad.is_empty();
-        errs.extend(bad);
+        let addr = names::check_ip(errs, &cips_path.index(i), ip);
+        has_invalid |= addr.is_none();
+        parsed.push(addr);
     }
     if cips.len() > 2 {
         errs.push(FieldError::invalid(
-            &cips_path,
+            &cips_path.path(),
             cips_value(),
             "may only hold up to 2 values",
         ));
     }
     if has_invalid {
-        return errs;
+        return;
     }
-    if cips.len() > 1 && names::is_dual_stack_ips(cips) != Some(true) {
-        errs.push(FieldError::invalid(
-            &cips_path,
-            cips_value(),
-            "may specify no more than one IP for each IP family",
-        ));
+    // `IsDualStackIPStrings`: every address parsed (none was invalid), so at least one of
+    // each family.
+    if cips.len() > 1 {
+        let v4 = parsed.iter().flatten().any(IpAddr::is_ipv4);
+        let v6 = parsed.iter().flatten().any(IpAddr::is_ipv6);
+        if !(v4 && v6) {
+            errs.push(FieldError::invalid(
+                &cips_path.path(),
+                cips_value(),
+                "may specify no more than one IP for each IP family",
+            ));
+        }
     }
     if !is_headless(spec) && !cips.is_empty() && !families.is_empty() {
         for (i, (ip, fam)) in cips.iter().zip(families).enumerate() {
-            let v6 = names::is_ipv6_string(ip);
+            let v6 = parsed.get(i).copied().flatten().is_some_and(|a| a.is_ipv6());
             if fam == ip_family::IPV4 && v6 {
                 errs.push(FieldError::invalid(
-                    &cips_path.index(i),
+                    &cips_path.index(i).path(),
                     ip,
                     format!("expected an IPv4 value as indicated by `ipFamilies[{i}]`"),
                 ));
             }
             if fam == ip_family::IPV6 && !v6 {
                 errs.push(FieldError::invalid(
-                    &cips_path.index(i),
+                    &cips_path.index(i).path(),
                     ip,
                     format!("expected an IPv6 value as indicated by `ipFamilies[{i}]`"),
                 ));
             }
         }
     }
-    errs
 }
 
 /// `loadBalancerSourceRanges`, or the legacy annotation when the field is empty.
-fn source_ranges(svc: &Service, spec: &ServiceSpec) -> ErrorList {
-    let mut errs = Vec::new();
+fn source_ranges(errs: &mut ErrorList, svc: &Service, spec: &ServiceSpec) {
     let ranges = spec.load_balancer_source_ranges.as_deref().unwrap_or(&[]);
     let lb_only = "may only be used when `type` is 'LoadBalancer'";
     if !ranges.is_empty() {
-        let p = spec_path().child("LoadBalancerSourceRanges");
+        let p = SPEC.child("LoadBalancerSourceRanges");
         if !is_lb(spec) {
-            errs.push(FieldError::forbidden(&p, lb_only));
+            errs.push(FieldError::forbidden(&p.path(), lb_only));
         }
         for (i, r) in ranges.iter().enumerate() {
-            errs.extend(names::is_valid_cidr(&p.index(i), r.trim()));
+            names::check_cidr(errs, &p.index(i), r.trim());
         }
     } else if let Some(val) = svc.metadata.annotation(ANNOTATION_LB_SOURCE_RANGES) {
-        let p = Path::new("metadata")
-            .child("annotations")
-            .key(ANNOTATION_LB_SOURCE_RANGES);
+        let annotations = METADATA.child("annotations");
+        let p = annotations.key(ANNOTATION_LB_SOURCE_RANGES);
         if !is_lb(spec) {
-            errs.push(FieldError::forbidden(&p, lb_only));
+            errs.push(FieldError::forbidden(&p.path(), lb_only));
         }
         let val = val.trim();
         if !val.is_empty() {
             for r in val.split(',') {
-                errs.extend(names::is_valid_cidr(&p, r.trim()));
+                names::check_cidr(errs, &p, r.trim());
             }
         }
     }
-    errs
 }
 
 /// `validateLoadBalancerClassField`: immutable between two LoadBalancers; a qualified name on
 /// a LoadBalancer; forbidden elsewhere.
-fn load_balancer_class(old: Option<&ServiceSpec>, spec: &ServiceSpec) -> ErrorList {
-    let mut errs = Vec::new();
-    let p = spec_path().child("loadBalancerClass");
+fn load_balancer_class(errs: &mut ErrorList, old: Option<&ServiceSpec>, spec: &ServiceSpec) {
+    let p = SPEC.child("loadBalancerClass");
     if let Some(old) = old
         && is_lb(old)
         && is_lb(spec)
         && old.load_balancer_class != spec.load_balancer_class
     {
         errs.push(FieldError::invalid(
-            &p,
+            &p.path(),
             opt_str(&spec.load_balancer_class),
             "may not change once set",
         ));
@@ -634,101 +656,95 @@ fn load_balancer_class(old: Option<&ServiceSpec>, spec: &ServiceSpec) -> ErrorLi
     if let Some(class) = &spec.load_balancer_class {
         if is_lb(spec) {
             for msg in names::is_qualified_name(class) {
-                errs.push(FieldError::invalid(&p, class, msg));
+                errs.push(FieldError::invalid(&p.path(), class, msg));
             }
         } else {
             errs.push(FieldError::forbidden(
-                &p,
+                &p.path(),
                 "may only be used when `type` is 'LoadBalancer'",
             ));
         }
     }
-    errs
 }
 
 /// `validateServiceExternalTrafficPolicy`.
-fn external_traffic_policy(spec: &ServiceSpec) -> ErrorList {
-    let mut errs = Vec::new();
-    let sp = spec_path();
+fn external_traffic_policy(errs: &mut ErrorList, spec: &ServiceSpec) {
+    let sp = &SPEC;
     let etp = s(&spec.external_traffic_policy);
     let p = sp.child("externalTrafficPolicy");
     if !externally_accessible(spec) {
         if !etp.is_empty() {
             errs.push(FieldError::invalid(
-                &p,
+                &p.path(),
                 etp,
                 "may only be set for externally-accessible services",
             ));
         }
     } else if etp.is_empty() {
-        errs.push(FieldError::required(&p, ""));
+        errs.push(FieldError::required(&p.path(), ""));
     } else if !TRAFFIC_POLICIES.contains(&etp) {
-        errs.push(FieldError::not_supported(&p, etp, TRAFFIC_POLICIES));
+        errs.push(FieldError::not_supported(&p.path(), etp, TRAFFIC_POLICIES));
     }
     let hc = spec.health_check_node_port.unwrap_or(0);
     let p = sp.child("healthCheckNodePort");
     if !needs_health_check(spec) {
         if hc != 0 {
             errs.push(FieldError::invalid(
-                &p,
+                &p.path(),
                 hc,
                 "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
             ));
         }
     } else if hc == 0 {
-        errs.push(FieldError::required(&p, ""));
+        errs.push(FieldError::required(&p.path(), ""));
     } else {
         for msg in names::is_valid_port_num(hc.into()) {
-            errs.push(FieldError::invalid(&p, hc, msg));
+            errs.push(FieldError::invalid(&p.path(), hc, msg));
         }
     }
-    errs
 }
 
 /// `validateServiceInternalTrafficFieldsValue`.
-fn internal_traffic_policy(spec: &ServiceSpec) -> ErrorList {
-    let p = spec_path().child("internalTrafficPolicy");
+fn internal_traffic_policy(errs: &mut ErrorList, spec: &ServiceSpec) {
+    let p = SPEC.child("internalTrafficPolicy");
     match &spec.internal_traffic_policy {
         None => {
             if matches!(
                 s(&spec.type_),
                 service_type::NODE_PORT | service_type::LOAD_BALANCER | service_type::CLUSTER_IP
             ) {
-                vec![FieldError::required(&p, "")]
-            } else {
-                Vec::new()
+                errs.push(FieldError::required(&p.path(), ""));
             }
         }
         Some(itp) if !TRAFFIC_POLICIES.contains(&itp.as_str()) => {
-            vec![FieldError::not_supported(&p, itp, TRAFFIC_POLICIES)]
+            errs.push(FieldError::not_supported(&p.path(), itp, TRAFFIC_POLICIES));
         }
-        Some(_) => Vec::new(),
+        Some(_) => {}
     }
 }
 
 /// `validateUpgradeDowngradeClusterIPs`.
-fn upgrade_downgrade_cluster_ips(old: &ServiceSpec, new: &ServiceSpec) -> ErrorList {
-    let mut errs = Vec::new();
+fn upgrade_downgrade_cluster_ips(errs: &mut ErrorList, old: &ServiceSpec, new: &ServiceSpec) {
     if s(&new.type_) == service_type::EXTERNAL_NAME || s(&old.type_) == service_type::EXTERNAL_NAME {
-        return errs;
+        return;
     }
     if is_headless(old) && is_headless(new) {
-        return errs;
+        return;
     }
     let (o, n) = (cluster_ips(old), cluster_ips(new));
-    let p = spec_path().child("clusterIPs");
+    let p = SPEC.child("clusterIPs");
     let value = || go_list("string", n);
     let changed = "may not change once set";
     if o.len() == n.len() {
         for (i, (a, b)) in o.iter().zip(n).enumerate() {
             if a != b {
-                errs.push(FieldError::invalid(&p.index(i), value(), changed));
+                errs.push(FieldError::invalid(&p.index(i).path(), value(), changed));
             }
         }
     } else if o.len() > n.len() {
         if n.is_empty() {
             errs.push(FieldError::invalid(
-                &p.index(0),
+                &p.index(0).path(),
                 value(),
                 "primary clusterIP can not be unset",
             ));
@@ -736,11 +752,11 @@ fn upgrade_downgrade_cluster_ips(old: &ServiceSpec, new: &ServiceSpec) -> ErrorL
         if let (Some(a), Some(b)) = (o.first(), n.first())
             && a != b
         {
-            errs.push(FieldError::invalid(&p.index(0), value(), changed));
+            errs.push(FieldError::invalid(&p.index(0).path(), value(), changed));
         }
         if n.len() == 1 && s(&new.ip_family_policy) != ip_family_policy::SINGLE_STACK {
             errs.push(FieldError::invalid(
-                &spec_path().child("ipFamilyPolicy"),
+                &SPEC.child("ipFamilyPolicy").path(),
                 opt_str(&new.ip_family_policy),
                 "must be set to 'SingleStack' when releasing the secondary clusterIP",
             ));
@@ -748,35 +764,34 @@ fn upgrade_downgrade_cluster_ips(old: &ServiceSpec, new: &ServiceSpec) -> ErrorL
     } else if let (Some(a), Some(b)) = (o.first(), n.first())
         && a != b
     {
-        errs.push(FieldError::invalid(&p.index(0), value(), changed));
+        errs.push(FieldError::invalid(&p.index(0).path(), value(), changed));
     }
-    errs
 }
 
 /// `validateUpgradeDowngradeIPFamilies`.
-fn upgrade_downgrade_ip_families(old: &ServiceSpec, new: &ServiceSpec) -> ErrorList {
-    let mut errs = Vec::new();
+fn upgrade_downgrade_ip_families(errs: &mut ErrorList, old: &ServiceSpec, new: &ServiceSpec) {
     if s(&new.type_) == service_type::EXTERNAL_NAME || s(&old.type_) == service_type::EXTERNAL_NAME {
-        return errs;
+        return;
     }
     if is_headless(old) != is_headless(new) || is_headless(new) {
-        return errs;
+        return;
     }
     let (o, n) = (ip_families(old), ip_families(new));
-    let p = spec_path().child("ipFamilies").index(0);
+    let fams = SPEC.child("ipFamilies");
+    let p = fams.index(0);
     let fam_value = || go_list("core.IPFamily", n);
     let ips_value = || go_list("string", cluster_ips(new));
     let changed = "may not change once set";
     if o.len() == n.len() {
         for (a, b) in o.iter().zip(n) {
             if a != b {
-                errs.push(FieldError::invalid(&p, fam_value(), changed));
+                errs.push(FieldError::invalid(&p.path(), fam_value(), changed));
             }
         }
     } else if o.len() > n.len() {
         if cluster_ips(new).is_empty() {
             errs.push(FieldError::invalid(
-                &p,
+                &p.path(),
                 fam_value(),
                 "primary ipFamily can not be unset",
             ));
@@ -784,11 +799,11 @@ fn upgrade_downgrade_ip_families(old: &ServiceSpec, new: &ServiceSpec) -> ErrorL
         if let (Some(a), Some(b)) = (o.first(), n.first())
             && a != b
         {
-            errs.push(FieldError::invalid(&p, ips_value(), changed));
+            errs.push(FieldError::invalid(&p.path(), ips_value(), changed));
         }
         if n.len() == 1 && s(&new.ip_family_policy) != ip_family_policy::SINGLE_STACK {
             errs.push(FieldError::invalid(
-                &spec_path().child("ipFamilyPolicy"),
+                &SPEC.child("ipFamilyPolicy").path(),
                 opt_str(&new.ip_family_policy),
                 "must be set to 'SingleStack' when releasing the secondary ipFamily",
             ));
@@ -796,9 +811,8 @@ fn upgrade_downgrade_ip_families(old: &ServiceSpec, new: &ServiceSpec) -> ErrorL
     } else if let (Some(a), Some(b)) = (o.first(), n.first())
         && a != b
     {
-        errs.push(FieldError::invalid(&p, ips_value(), changed));
+        errs.push(FieldError::invalid(&p.path(), ips_value(), changed));
     }
-    errs
 }
 
 /// Counts errors by field, for tests and callers that only need a summary.

@@ -1,19 +1,16 @@
 //! ServiceCIDR and IPAddress validation (`pkg/apis/networking/validation`).
 
 use crate::field::{BadValue, ErrorList, FieldError, Path, go_quote};
-use crate::validation::meta::{validate_immutable_field, validate_object_meta, validate_object_meta_update};
+use crate::validation::meta::{
+    METADATA, validate_immutable_field, validate_object_meta, validate_object_meta_update,
+};
 use crate::validation::names;
 use crate::{IpAddress, ParentReference, ServiceCidr};
 
 /// `ValidateServiceCIDR`: cluster-scoped, DNS-subdomain name; one or two CIDRs (one per family),
 /// each a canonical network address.
 pub fn validate_service_cidr_create(s: &ServiceCidr) -> ErrorList {
-    let mut errs = validate_object_meta(
-        &s.metadata,
-        false,
-        names::name_is_dns_subdomain,
-        &Path::new("metadata"),
-    );
+    let mut errs = validate_object_meta(&s.metadata, false, names::name_is_dns_subdomain, &METADATA);
     let path = Path::new("spec").child("cidrs");
     let cidrs = s.cidrs();
     if cidrs.is_empty() {
@@ -61,7 +58,7 @@ fn spec_value(cidrs: &[String]) -> BadValue {
 /// the new list valid as on create).
 pub fn validate_service_cidr_update(new: &ServiceCidr, old: &ServiceCidr) -> ErrorList {
     const IMMUTABLE: &str = "field is immutable";
-    let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
+    let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, &METADATA);
     let path = Path::new("spec").child("cidrs");
     let (n, o) = (new.cidrs(), old.cidrs());
     match (o.len(), n.len()) {
@@ -98,7 +95,7 @@ pub fn validate_service_cidr_update(new: &ServiceCidr, old: &ServiceCidr) -> Err
 
 /// `ValidateServiceCIDRStatusUpdate`: metadata rules only.
 pub fn validate_service_cidr_status_update(new: &ServiceCidr, old: &ServiceCidr) -> ErrorList {
-    validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"))
+    validate_object_meta_update(&new.metadata, &old.metadata, &METADATA)
 }
 
 /// `ValidateIPAddressName`: the name must be an IP address in canonical form (no prefix:
@@ -113,7 +110,7 @@ fn ip_address_name(name: &str, _prefix: bool) -> Vec<String> {
 /// `ValidateIPAddress`: the name is an IP address; `spec.parentRef` is required with a valid
 /// group, resource, name and namespace.
 pub fn validate_ip_address(ip: &IpAddress) -> ErrorList {
-    let mut errs = validate_object_meta(&ip.metadata, false, ip_address_name, &Path::new("metadata"));
+    let mut errs = validate_object_meta(&ip.metadata, false, ip_address_name, &METADATA);
     let spec = Path::new("spec");
     match ip.spec.as_ref().and_then(|s| s.parent_ref.as_ref()) {
         None => errs.push(FieldError::required(&spec.child("parentRef"), "")),
@@ -150,7 +147,7 @@ fn validate_parent_ref(r: &ParentReference, path: &Path) -> ErrorList {
 
 /// `ValidateIPAddressUpdate`: metadata rules and `spec.parentRef` immutable.
 pub fn validate_ip_address_update(new: &IpAddress, old: &IpAddress) -> ErrorList {
-    let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, &Path::new("metadata"));
+    let mut errs = validate_object_meta_update(&new.metadata, &old.metadata, &METADATA);
     let parent = |ip: &IpAddress| ip.spec.as_ref().and_then(|s| s.parent_ref.clone());
     let new_ref = parent(new);
     errs.extend(validate_immutable_field(
