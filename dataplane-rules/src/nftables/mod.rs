@@ -30,6 +30,7 @@ mod state;
 mod transaction;
 
 pub use error::NftError;
+pub use fxhash::{FxBuild, FxHasher};
 pub use input::{LocalDetector, NftConfig, NftEndpoint, NftServicePort, Protocol};
 pub use limits::Limits;
 pub use names::{COMMENT_LENGTH_MAX, NAME_LENGTH_MAX, hash_and_truncate, truncate_comment};
@@ -38,5 +39,5 @@ pub use object::{
     Table, Verb,
 };
 pub use proxier::{NftProxier, ServiceUpdate, SyncOutput, TABLE};
-pub use state::{ChainState, SetState, State, TableState};
+pub use state::{ChainState, NameMap, SetState, State, TableState};
 pub use transaction::{Operation, Transaction};
