@@ -1244,6 +1244,24 @@ fn prefixed(prefix: &str, name: &str) -> String {
     s
 }
 
+/// Every byte in decimal: up to three digits, then how many there are.
+const OCTETS: [[u8; 4]; 256] = {
+    let mut t = [[0u8; 4]; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if b >= 100 {
+            [b'0' + b / 100, b'0' + (b / 10) % 10, b'0' + b % 10, 3]
+        } else if b >= 10 {
+            [b'0' + b / 10, b'0' + b % 10, 0, 2]
+        } else {
+            [b'0' + b, 0, 0, 1]
+        };
+        i += 1;
+    }
+    t
+};
+
 /// Text built as bytes (cheaper than `String::push` per character) and turned into a
 /// `String` once; only `&str`s and ASCII digits go in, so it is always UTF-8.
 struct Text(Vec<u8>);
@@ -1292,14 +1310,20 @@ impl Text {
     fn ip(&mut self, ip: IpAddr) -> &mut Self {
         match ip {
             IpAddr::V4(v4) => {
-                let [a, b, c, d] = v4.octets();
-                self.byte_dec(a);
-                self.0.push(b'.');
-                self.byte_dec(b);
-                self.0.push(b'.');
-                self.byte_dec(c);
-                self.0.push(b'.');
-                self.byte_dec(d);
+                // into a stack buffer: three digits copied per byte, the length advanced
+                // by how many there are
+                let mut buf = [0u8; 16];
+                let mut n = 0;
+                for (k, o) in v4.octets().into_iter().enumerate() {
+                    if k > 0 {
+                        buf[n] = b'.';
+                        n += 1;
+                    }
+                    let t = &OCTETS[usize::from(o)];
+                    buf[n..n + 3].copy_from_slice(&t[..3]);
+                    n += usize::from(t[3]);
+                }
+                self.0.extend_from_slice(&buf[..n]);
             }
             IpAddr::V6(v6) => {
                 let _ = std::io::Write::write_fmt(&mut self.0, format_args!("{v6}"));
@@ -1361,6 +1385,10 @@ mod tests {
             let mut t = Text::with_capacity(0);
             t.byte_dec(b).str("x");
             assert_eq!(t.finish(), format!("{b}x"));
+            let ip = IpAddr::from([b, 0, 255 - b, b / 3]);
+            let mut t = Text::with_capacity(0);
+            t.ip(ip).str("x");
+            assert_eq!(t.finish(), format!("{ip}x"));
         }
     }
 }
