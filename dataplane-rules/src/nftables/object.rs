@@ -397,10 +397,9 @@ impl<'a> Heads<'a> {
     fn write(&mut self, out: &mut String, verb: Verb, kind: usize) {
         let head = &mut self.cache[verb as usize * KINDS.len() + kind];
         if head.is_empty() {
-            for (i, part) in [verb.as_str(), KINDS[kind], self.family.as_str(), self.table]
-                .into_iter()
-                .enumerate()
-            {
+            let parts = [verb.as_str(), KINDS[kind], self.family.as_str(), self.table];
+            head.reserve_exact(parts.iter().map(|p| p.len() + 1).sum());
+            for (i, part) in parts.into_iter().enumerate() {
                 if i > 0 {
                     head.push(' ');
                 }
