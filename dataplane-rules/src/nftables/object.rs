@@ -382,6 +382,7 @@ pub(crate) struct Heads<'a> {
     table: &'a str,
     /// By verb and kind; empty until first used.
     cache: [String; VERBS * KINDS.len()],
+    uncached: bool,
 }
 
 impl<'a> Heads<'a> {
@@ -390,11 +391,35 @@ impl<'a> Heads<'a> {
             family,
             table,
             cache: std::array::from_fn(|_| String::new()),
+            uncached: false,
+        }
+    }
+
+    /// Heads written as they come, without the cache (for a few lines, building the
+    /// cache costs more than it saves).
+    pub(crate) fn uncached(family: Family, table: &'a str) -> Self {
+        Heads {
+            family,
+            table,
+            cache: std::array::from_fn(|_| String::new()),
+            uncached: true,
         }
     }
 
     /// Appends the beginning of a line (`kind` indexes [`KINDS`]).
     fn write(&mut self, out: &mut String, verb: Verb, kind: usize) {
+        if self.uncached {
+            for (i, part) in [verb.as_str(), KINDS[kind], self.family.as_str(), self.table]
+                .into_iter()
+                .enumerate()
+            {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(part);
+            }
+            return;
+        }
         let head = &mut self.cache[verb as usize * KINDS.len() + kind];
         if head.is_empty() {
             let parts = [verb.as_str(), KINDS[kind], self.family.as_str(), self.table];

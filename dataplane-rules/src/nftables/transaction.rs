@@ -154,7 +154,11 @@ impl Transaction {
 
     /// Appends the `nft -f` text to `out`.
     pub fn render_into(&self, out: &mut String) {
-        let mut heads = Heads::new(self.family, &self.table);
+        let mut heads = if self.operations.len() < 16 {
+            Heads::uncached(self.family, &self.table)
+        } else {
+            Heads::new(self.family, &self.table)
+        };
         for op in &self.operations {
             write_object(out, &mut heads, op.verb, &op.object);
         }
