@@ -6,6 +6,9 @@
 //!   rule set) and its `nft -f` text;
 //! - `partial`: endpoint 0 of Service 0 replaced and back, one partial sync each time
 //!   (and its text); the transaction has 3 operations.
+//!
+//! Wall-clock figures move with the machine's load; `examples/nftables_cost.rs` repeats the
+//! same work for instruction counts (callgrind, `perf stat`).
 
 use std::hint::black_box;
 

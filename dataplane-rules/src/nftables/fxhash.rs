@@ -1,6 +1,7 @@
-//! A small, fast, non-cryptographic hasher (the Fx hash of rustc) for the proxier's
-//! in-memory maps keyed by names and element keys: the keys come from the proxier's own
-//! output, so there is no need for SipHash's flooding resistance.
+//! A small, fast, non-cryptographic hasher (the Fx hash of rustc) for the in-memory rule
+//! set's and the proxier's maps keyed by object names and element keys: names of a rule
+//! set, not attacker-chosen request data, so there is no need for SipHash's flooding
+//! resistance.
 
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -8,7 +9,7 @@ const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
 /// The Fx hasher: one rotate, xor and multiply per 8 bytes.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct FxHasher {
+pub struct FxHasher {
     hash: u64,
 }
 
@@ -68,7 +69,7 @@ impl Hasher for FxHasher {
 }
 
 /// Builds [`FxHasher`]s.
-pub(crate) type FxBuild = BuildHasherDefault<FxHasher>;
+pub type FxBuild = BuildHasherDefault<FxHasher>;
 
 #[cfg(test)]
 mod tests {

@@ -40,35 +40,60 @@ impl Limits {
     /// unquoted nft identifier may hold.
     pub(crate) fn check_names(&self, service: &str, names: &[&str]) -> Result<(), NftError> {
         for n in names {
-            if n.len() > self.max_name {
-                return Err(NftError::Limit {
-                    service: service.into(),
-                    what: "object name".into(),
-                    value: (*n).into(),
-                    len: n.len(),
-                    max: self.max_name,
-                });
-            }
-            if !n.bytes().all(|b| name_char_ok(char::from(b)))
-                && let Some(c) = n.chars().find(|c| !name_char_ok(*c))
-            {
-                return Err(NftError::Limit {
-                    service: service.into(),
-                    what: format!("object name with the character {c:?}"),
-                    value: (*n).into(),
-                    len: n.len(),
-                    max: self.max_name,
-                });
+            self.check_name(&|| service.to_owned(), "", n)?;
+        }
+        Ok(())
+    }
+
+    /// Checks the names `prefix` + `base` for each prefix, in order, as
+    /// [`Limits::check_names`] checks them, without building them (unless one fails).
+    /// The prefixes must hold only characters a name may hold.
+    pub(crate) fn check_prefixed(
+        &self,
+        service: &dyn Fn() -> String,
+        prefixes: &[&str],
+        base: &str,
+    ) -> Result<(), NftError> {
+        let chars_ok = base.bytes().all(|b| name_char_ok(char::from(b)));
+        for p in prefixes {
+            if p.len() + base.len() > self.max_name || !chars_ok {
+                self.check_name(service, p, base)?;
             }
         }
         Ok(())
     }
 
+    fn check_name(&self, service: &dyn Fn() -> String, prefix: &str, base: &str) -> Result<(), NftError> {
+        let len = prefix.len() + base.len();
+        let name = || format!("{prefix}{base}");
+        if len > self.max_name {
+            return Err(NftError::Limit {
+                service: service(),
+                what: "object name".into(),
+                value: name(),
+                len,
+                max: self.max_name,
+            });
+        }
+        if !base.bytes().all(|b| name_char_ok(char::from(b)))
+            && let Some(c) = prefix.chars().chain(base.chars()).find(|c| !name_char_ok(*c))
+        {
+            return Err(NftError::Limit {
+                service: service(),
+                what: format!("object name with the character {c:?}"),
+                value: name(),
+                len,
+                max: self.max_name,
+            });
+        }
+        Ok(())
+    }
+
     /// Checks the size of an anonymous map written for a Service.
-    pub(crate) fn check_anonymous(&self, service: &str, n: usize) -> Result<(), NftError> {
+    pub(crate) fn check_anonymous(&self, service: &dyn Fn() -> String, n: usize) -> Result<(), NftError> {
         if n > self.max_elements {
             return Err(NftError::Limit {
-                service: service.into(),
+                service: service(),
                 what: "entries of a numgen map".into(),
                 value: String::new(),
                 len: n,

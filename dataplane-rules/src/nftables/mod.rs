@@ -37,6 +37,7 @@ mod state;
 mod transaction;
 
 pub use error::NftError;
+pub use fxhash::{FxBuild, FxHasher};
 pub use input::{LocalDetector, NftConfig, NftEndpoint, NftServicePort, Protocol};
 pub use limits::Limits;
 pub use names::{COMMENT_LENGTH_MAX, NAME_LENGTH_MAX, hash_and_truncate, truncate_comment};
@@ -46,5 +47,5 @@ pub use object::{
 };
 pub use parse::{ParseError, apply_text, parse_state, parse_transactions};
 pub use proxier::{NftProxier, ServiceUpdate, SyncOutput, TABLE};
-pub use state::{ChainState, SetState, State, TableState};
+pub use state::{ChainState, NameMap, SetState, State, TableState};
 pub use transaction::{Operation, Transaction};

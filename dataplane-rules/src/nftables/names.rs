@@ -25,18 +25,24 @@ fn hash8(name: &str) -> [u8; 8] {
 /// longer than 240.
 pub fn hash_and_truncate(name: &str) -> String {
     let mut s = String::with_capacity(name.len() + 9);
-    s.push_str(std::str::from_utf8(&hash8(name)).unwrap_or("AAAAAAAA"));
-    s.push('-');
-    s.push_str(name);
-    if s.len() > NAME_BASE_LENGTH_MAX {
-        let mut cut = NAME_BASE_LENGTH_MAX - 3;
-        while !s.is_char_boundary(cut) {
+    push_hash_and_truncate(&mut s, name);
+    s
+}
+
+/// Appends [`hash_and_truncate`]`(name)` to `out`.
+pub(crate) fn push_hash_and_truncate(out: &mut String, name: &str) {
+    let start = out.len();
+    out.push_str(std::str::from_utf8(&hash8(name)).unwrap_or("AAAAAAAA"));
+    out.push('-');
+    out.push_str(name);
+    if out.len() - start > NAME_BASE_LENGTH_MAX {
+        let mut cut = start + NAME_BASE_LENGTH_MAX - 3;
+        while !out.is_char_boundary(cut) {
             cut -= 1;
         }
-        s.truncate(cut);
-        s.push_str("...");
+        out.truncate(cut);
+        out.push_str("...");
     }
-    s
 }
 
 /// kube-proxy's `truncateNFTablesComment`: at most 128 bytes.
@@ -66,6 +72,15 @@ mod tests {
         let h = hash_and_truncate(&long);
         assert_eq!(h.len(), 240);
         assert!(h.ends_with("..."));
+        let mut p = String::from("service-");
+        push_hash_and_truncate(&mut p, &long);
+        assert_eq!(p, format!("service-{h}"));
+        let mut p = String::from("x");
+        push_hash_and_truncate(&mut p, &format!("{}é", "y".repeat(227)));
+        assert_eq!(
+            p,
+            format!("x{}", hash_and_truncate(&format!("{}é", "y".repeat(227))))
+        );
         assert_eq!(truncate_comment(&"y".repeat(200)).len(), 128);
     }
 }

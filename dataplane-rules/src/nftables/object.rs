@@ -319,6 +319,14 @@ impl Verb {
 /// Writes `s` as Go's `%q` quotes it (what knftables does with comments).
 pub(crate) fn write_quoted(out: &mut String, s: &str) {
     out.push('"');
+    // the common case: nothing to escape
+    if s.bytes()
+        .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -347,114 +355,204 @@ pub(crate) fn write_quoted(out: &mut String, s: &str) {
 }
 
 /// Writes one operation as knftables renders it (one line, with its newline).
+#[cfg(test)]
 pub(crate) fn write_operation(out: &mut String, verb: Verb, family: Family, table: &str, obj: &Object) {
-    out.push_str(verb.as_str());
-    out.push(' ');
-    out.push_str(obj.kind());
-    out.push(' ');
-    out.push_str(family.as_str());
-    out.push(' ');
-    out.push_str(table);
+    write_object(out, &mut Heads::new(family, table), verb, obj);
+}
+
+/// Writes one operation of the table of `heads` (one line, with its newline).
+pub(crate) fn write_object(out: &mut String, heads: &mut Heads<'_>, verb: Verb, obj: &Object) {
     match obj {
-        Object::Table(t) => {
-            if verb.creates()
-                && let Some(c) = &t.comment
+        Object::Table(t) => write_table(out, heads, verb, t),
+        Object::Chain(c) => write_chain(out, heads, verb, c),
+        Object::Rule(r) => write_rule(out, heads, verb, r),
+        Object::Set(s) => write_set(out, heads, verb, false, s),
+        Object::Map(s) => write_set(out, heads, verb, true, s),
+        Object::Element(e) => write_element(out, heads, verb, e),
+        Object::Counter(c) => write_counter(out, heads, verb, c),
+    }
+}
+
+const KINDS: [&str; 7] = ["table", "chain", "rule", "set", "map", "element", "counter"];
+const VERBS: usize = 8;
+
+/// The `VERB KIND FAMILY TABLE` beginnings of one table's lines, each built once.
+pub(crate) struct Heads<'a> {
+    family: Family,
+    table: &'a str,
+    /// By verb and kind; empty until first used.
+    cache: [String; VERBS * KINDS.len()],
+    uncached: bool,
+}
+
+impl<'a> Heads<'a> {
+    pub(crate) fn new(family: Family, table: &'a str) -> Self {
+        Heads {
+            family,
+            table,
+            cache: std::array::from_fn(|_| String::new()),
+            uncached: false,
+        }
+    }
+
+    /// Heads written as they come, without the cache (for a few lines, building the
+    /// cache costs more than it saves).
+    pub(crate) fn uncached(family: Family, table: &'a str) -> Self {
+        Heads {
+            family,
+            table,
+            cache: std::array::from_fn(|_| String::new()),
+            uncached: true,
+        }
+    }
+
+    /// Appends the beginning of a line (`kind` indexes [`KINDS`]).
+    fn write(&mut self, out: &mut String, verb: Verb, kind: usize) {
+        if self.uncached {
+            for (i, part) in [verb.as_str(), KINDS[kind], self.family.as_str(), self.table]
+                .into_iter()
+                .enumerate()
             {
-                out.push_str(" { comment ");
-                write_quoted(out, c);
-                out.push_str(" ; }");
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(part);
+            }
+            return;
+        }
+        let head = &mut self.cache[verb as usize * KINDS.len() + kind];
+        if head.is_empty() {
+            let parts = [verb.as_str(), KINDS[kind], self.family.as_str(), self.table];
+            head.reserve_exact(parts.iter().map(|p| p.len() + 1).sum());
+            for (i, part) in parts.into_iter().enumerate() {
+                if i > 0 {
+                    head.push(' ');
+                }
+                head.push_str(part);
             }
         }
-        Object::Chain(c) => {
-            out.push(' ');
-            out.push_str(&c.name);
-            if verb.creates() && (c.base.is_some() || c.comment.is_some()) {
-                out.push_str(" {");
-                if let Some(b) = &c.base {
-                    let _ = write!(
-                        out,
-                        " type {} hook {} priority {} ;",
-                        b.chain_type.as_str(),
-                        b.hook.as_str(),
-                        b.priority
-                    );
-                }
-                if let Some(cm) = &c.comment {
-                    out.push_str(" comment ");
-                    write_quoted(out, cm);
-                    out.push_str(" ;");
-                }
-                out.push_str(" }");
-            }
+        out.push_str(head);
+    }
+}
+
+/// A table operation (see [`write_object`]).
+pub(crate) fn write_table(out: &mut String, heads: &mut Heads<'_>, verb: Verb, t: &Table) {
+    heads.write(out, verb, 0);
+    if verb.creates()
+        && let Some(c) = &t.comment
+    {
+        out.push_str(" { comment ");
+        write_quoted(out, c);
+        out.push_str(" ; }");
+    }
+    out.push('\n');
+}
+
+/// A chain operation (see [`write_object`]).
+pub(crate) fn write_chain(out: &mut String, heads: &mut Heads<'_>, verb: Verb, c: &Chain) {
+    heads.write(out, verb, 1);
+    out.push(' ');
+    out.push_str(&c.name);
+    if verb.creates() && (c.base.is_some() || c.comment.is_some()) {
+        out.push_str(" {");
+        if let Some(b) = &c.base {
+            let _ = write!(
+                out,
+                " type {} hook {} priority {} ;",
+                b.chain_type.as_str(),
+                b.hook.as_str(),
+                b.priority
+            );
         }
-        Object::Rule(r) => {
-            out.push(' ');
-            out.push_str(&r.chain);
-            if matches!(verb, Verb::Add | Verb::Insert | Verb::Replace) {
-                out.push(' ');
-                out.push_str(&r.rule);
-                if let Some(cm) = &r.comment {
-                    out.push_str(" comment ");
-                    write_quoted(out, cm);
-                }
-            }
+        if let Some(cm) = &c.comment {
+            out.push_str(" comment ");
+            write_quoted(out, cm);
+            out.push_str(" ;");
         }
-        Object::Set(s) | Object::Map(s) => {
-            out.push(' ');
-            out.push_str(&s.name);
-            if verb.creates() {
-                out.push_str(" { type ");
-                out.push_str(&s.set_type);
-                out.push_str(" ;");
-                if !s.flags.is_empty() {
-                    out.push_str(" flags ");
-                    for (i, f) in s.flags.iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        out.push_str(f.as_str());
-                    }
-                    out.push_str(" ;");
-                }
-                if let Some(t) = s.timeout {
-                    let _ = write!(out, " timeout {t}s ;");
-                }
-                if let Some(cm) = &s.comment {
-                    out.push_str(" comment ");
-                    write_quoted(out, cm);
-                    out.push_str(" ;");
-                }
-                out.push_str(" }");
-            }
+        out.push_str(" }");
+    }
+    out.push('\n');
+}
+
+/// A rule operation (see [`write_object`]).
+pub(crate) fn write_rule(out: &mut String, heads: &mut Heads<'_>, verb: Verb, r: &Rule) {
+    heads.write(out, verb, 2);
+    out.push(' ');
+    out.push_str(&r.chain);
+    if matches!(verb, Verb::Add | Verb::Insert | Verb::Replace) {
+        out.push(' ');
+        out.push_str(&r.rule);
+        if let Some(cm) = &r.comment {
+            out.push_str(" comment ");
+            write_quoted(out, cm);
         }
-        Object::Element(e) => {
-            out.push(' ');
-            out.push_str(&e.container);
-            out.push_str(" { ");
-            out.push_str(&e.key);
-            if verb.creates() {
-                if let Some(cm) = &e.comment {
-                    out.push_str(" comment ");
-                    write_quoted(out, cm);
+    }
+    out.push('\n');
+}
+
+/// A set or map operation (see [`write_object`]).
+pub(crate) fn write_set(out: &mut String, heads: &mut Heads<'_>, verb: Verb, map: bool, s: &Set) {
+    heads.write(out, verb, if map { 4 } else { 3 });
+    out.push(' ');
+    out.push_str(&s.name);
+    if verb.creates() {
+        out.push_str(" { type ");
+        out.push_str(&s.set_type);
+        out.push_str(" ;");
+        if !s.flags.is_empty() {
+            out.push_str(" flags ");
+            for (i, f) in s.flags.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
                 }
-                if let Some(v) = &e.value {
-                    out.push_str(" : ");
-                    out.push_str(v);
-                }
+                out.push_str(f.as_str());
             }
-            out.push_str(" }");
+            out.push_str(" ;");
         }
-        Object::Counter(c) => {
-            out.push(' ');
-            out.push_str(&c.name);
-            if verb.creates()
-                && let Some(cm) = &c.comment
-            {
-                out.push_str(" { comment ");
-                write_quoted(out, cm);
-                out.push_str(" ; }");
-            }
+        if let Some(t) = s.timeout {
+            let _ = write!(out, " timeout {t}s ;");
         }
+        if let Some(cm) = &s.comment {
+            out.push_str(" comment ");
+            write_quoted(out, cm);
+            out.push_str(" ;");
+        }
+        out.push_str(" }");
+    }
+    out.push('\n');
+}
+
+/// An element operation (see [`write_object`]).
+pub(crate) fn write_element(out: &mut String, heads: &mut Heads<'_>, verb: Verb, e: &Element) {
+    heads.write(out, verb, 5);
+    out.push(' ');
+    out.push_str(&e.container);
+    out.push_str(" { ");
+    out.push_str(&e.key);
+    if verb.creates() {
+        if let Some(cm) = &e.comment {
+            out.push_str(" comment ");
+            write_quoted(out, cm);
+        }
+        if let Some(v) = &e.value {
+            out.push_str(" : ");
+            out.push_str(v);
+        }
+    }
+    out.push_str(" }\n");
+}
+
+/// A counter operation (see [`write_object`]).
+pub(crate) fn write_counter(out: &mut String, heads: &mut Heads<'_>, verb: Verb, c: &Counter) {
+    heads.write(out, verb, 6);
+    out.push(' ');
+    out.push_str(&c.name);
+    if verb.creates()
+        && let Some(cm) = &c.comment
+    {
+        out.push_str(" { comment ");
+        write_quoted(out, cm);
+        out.push_str(" ; }");
     }
     out.push('\n');
 }

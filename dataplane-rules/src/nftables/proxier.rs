@@ -11,7 +11,7 @@ use super::error::NftError;
 use super::fxhash::FxBuild;
 use super::input::{NftConfig, NftEndpoint, NftServicePort, Protocol};
 use super::limits::Limits;
-use super::names::{hash_and_truncate, truncate_comment};
+use super::names::{hash_and_truncate, push_hash_and_truncate, truncate_comment};
 use super::object::{
     BaseChain, Chain, ChainType, ContainerKind, Counter, Family, Hook, Object, Set, SetFlag, Table,
 };
@@ -142,11 +142,13 @@ pub struct NftProxier {
     config: NftConfig,
     limits: Limits,
     state: State,
-    stores: Vec<IndexMap<String, Entry, FxBuild>>,
+    stores: Vec<HashMap<String, Entry, FxBuild>>,
     services: HashMap<String, ServiceRecord, FxBuild>,
     stale_chains: BTreeMap<String, bool>,
     flushed: bool,
     need_full_sync: bool,
+    /// A buffer for the text hashed into chain names.
+    scratch: String,
 }
 
 impl NftProxier {
@@ -162,11 +164,12 @@ impl NftProxier {
             config,
             limits: Limits::default(),
             state,
-            stores: vec![IndexMap::default(); CONTAINERS.len()],
+            stores: vec![HashMap::default(); CONTAINERS.len()],
             services: HashMap::default(),
             stale_chains: BTreeMap::new(),
             flushed: false,
             need_full_sync: true,
+            scratch: String::new(),
         }
     }
 
@@ -281,12 +284,16 @@ impl NftProxier {
                 }
             }
         }
-        let existing_chains: Vec<String> = self
+        // most Services write one element into each of these
+        self.stores[CLUSTER_IPS].reserve(ports.len());
+        self.stores[SERVICE_IPS].reserve(ports.len());
+        let mut existing_chains: Vec<String> = self
             .state
             .table(self.config.family, TABLE)
             .map(|t| t.chains.keys().filter(|c| c.contains('/')).cloned().collect())
             .unwrap_or_default();
-        let existing_affinity: Vec<String> = self
+        existing_chains.sort_unstable();
+        let mut existing_affinity: Vec<String> = self
             .state
             .table(self.config.family, TABLE)
             .map(|t| {
@@ -297,47 +304,71 @@ impl NftProxier {
                     .collect()
             })
             .unwrap_or_default();
+        existing_affinity.sort_unstable();
         self.services.clear();
-        let mut grouped: IndexMap<String, Vec<&NftServicePort>, FxBuild> =
-            IndexMap::with_capacity_and_hasher(ports.len(), FxBuild::default());
+        self.services.reserve(ports.len());
+        // ports grouped by Service, Services in order of first appearance; a Service's
+        // ports usually come one after another
+        let mut first: HashMap<(&str, &str), usize, FxBuild> =
+            HashMap::with_capacity_and_hasher(ports.len(), FxBuild::default());
+        let mut groups: Vec<Vec<&NftServicePort>> = Vec::with_capacity(ports.len());
+        let mut last: Option<(&str, &str, usize)> = None;
         for p in ports {
-            grouped.entry(service_key(p)).or_default().push(p);
+            let id = (p.namespace.as_str(), p.name.as_str());
+            let g = match last {
+                Some((ns, n, g)) if (ns, n) == id => g,
+                _ => *first.entry(id).or_insert_with(|| {
+                    groups.push(Vec::with_capacity(1));
+                    groups.len() - 1
+                }),
+            };
+            last = Some((id.0, id.1, g));
+            groups[g].push(p);
         }
-        for (svc, ports) in &grouped {
+        drop(first);
+        for ports in &groups {
             let mut rec = ServiceRecord::default();
             for p in ports {
                 self.write_port(&mut tx, p, &mut rec)?;
             }
-            self.services.insert(svc.clone(), rec);
+            let svc = ports[0];
+            let mut key = String::with_capacity(svc.namespace.len() + svc.name.len() + 1);
+            key.push_str(&svc.namespace);
+            key.push('/');
+            key.push_str(&svc.name);
+            self.services.insert(key, rec);
         }
-        let active: HashSet<&str, FxBuild> = self
-            .services
-            .values()
-            .flat_map(|r| r.chains.iter().map(String::as_str))
-            .collect();
-        let mut newly_stale = Vec::new();
-        for c in &existing_chains {
-            if active.contains(c.as_str()) {
-                self.stale_chains.remove(c);
-            } else {
-                tx.flush_chain(c);
-                newly_stale.push(c.clone());
+        if !existing_chains.is_empty() {
+            let active: HashSet<&str, FxBuild> = self
+                .services
+                .values()
+                .flat_map(|r| r.chains.iter().map(String::as_str))
+                .collect();
+            let mut newly_stale = Vec::new();
+            for c in &existing_chains {
+                if active.contains(c.as_str()) {
+                    self.stale_chains.remove(c);
+                } else {
+                    tx.flush_chain(c);
+                    newly_stale.push(c.clone());
+                }
+            }
+            drop(active);
+            for c in newly_stale {
+                self.stale_chains.insert(c, false);
             }
         }
-        let active_sets: HashSet<&str, FxBuild> = self
-            .services
-            .values()
-            .flat_map(|r| r.affinity_sets.iter().map(String::as_str))
-            .collect();
-        for s in &existing_affinity {
-            if !active_sets.contains(s.as_str()) {
-                tx.delete(Object::Set(Set::named(s.as_str())));
+        if !existing_affinity.is_empty() {
+            let active_sets: HashSet<&str, FxBuild> = self
+                .services
+                .values()
+                .flat_map(|r| r.affinity_sets.iter().map(String::as_str))
+                .collect();
+            for s in &existing_affinity {
+                if !active_sets.contains(s.as_str()) {
+                    tx.delete(Object::Set(Set::named(s.as_str())));
+                }
             }
-        }
-        drop(active);
-        drop(active_sets);
-        for c in newly_stale {
-            self.stale_chains.insert(c, false);
         }
         for (i, (kind, name)) in CONTAINERS.iter().enumerate() {
             if i == LOCALHOST_REJECTS && !self.config.localhost_nodeports {
@@ -350,7 +381,7 @@ impl NftProxier {
                 .collect();
             leftover.sort();
             for k in leftover {
-                self.stores[i].shift_remove(&k);
+                self.stores[i].remove(&k);
                 tx.delete_element(*kind, name, k);
             }
         }
@@ -432,7 +463,7 @@ impl NftProxier {
         for (c, k) in old_keys {
             let c = c as usize;
             if self.stores[c].get(&k).is_some_and(|e| e.refs == 0) {
-                self.stores[c].shift_remove(&k);
+                self.stores[c].remove(&k);
                 tx.delete_element(CONTAINERS[c].0, CONTAINERS[c].1, k);
             }
         }
@@ -769,16 +800,19 @@ impl NftProxier {
                 }
                 if !held {
                     e.refs += 1;
+                    rec.keys.push((c as u8, key));
                 }
             }
             None => {
                 let v = value.clone().unwrap_or_default();
-                tx.add_element(kind, name, key.clone(), value, comment.map(str::to_owned));
                 store.insert(key.clone(), Entry { value: v, refs: 1 });
+                if held {
+                    tx.add_element(kind, name, key, value, comment.map(str::to_owned));
+                } else {
+                    tx.add_element(kind, name, key.clone(), value, comment.map(str::to_owned));
+                    rec.keys.push((c as u8, key));
+                }
             }
-        }
-        if !held {
-            rec.keys.push((c as u8, key));
         }
     }
 
@@ -800,20 +834,39 @@ impl NftProxier {
     ) -> Result<(), NftError> {
         let ipx = self.ipx();
         let proto = sp.protocol.lower();
-        let name_string = sp.name_string();
-        let comment = truncate_comment(&name_string);
-        let base = hash_and_truncate(&format!(
-            "{}/{}/{}/{}",
-            sp.namespace, sp.name, proto, sp.port_name
-        ));
-        let cluster_chain = format!("service-{base}");
-        let local_chain = format!("local-{base}");
-        let external_chain = format!("external-{base}");
-        let fw_chain = format!("firewall-{base}");
-        self.limits.check_names(
+        let name_string = || sp.name_string();
+        // `ns/name/proto/port`, in a buffer kept between ports
+        let mut hashed = std::mem::take(&mut self.scratch);
+        hashed.clear();
+        for (i, part) in [
+            sp.namespace.as_str(),
+            sp.name.as_str(),
+            proto,
+            sp.port_name.as_str(),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if i > 0 {
+                hashed.push('/');
+            }
+            hashed.push_str(part);
+        }
+        // the service chain's name, and the hashed base of every name (after `service-`)
+        let mut cluster_chain = String::with_capacity(hashed.len() + 17);
+        cluster_chain.push_str("service-");
+        push_hash_and_truncate(&mut cluster_chain, &hashed);
+        self.scratch = hashed;
+        let base = &cluster_chain["service-".len()..];
+        self.limits.check_prefixed(
             &name_string,
-            &[&cluster_chain, &local_chain, &external_chain, &fw_chain],
+            &["service-", "local-", "external-", "firewall-"],
+            base,
         )?;
+        // the other chains are rare: named when used
+        let local_chain = || prefixed("local-", base);
+        let external_chain = || prefixed("external-", base);
+        let fw_chain = || prefixed("firewall-", base);
         let affinity = sp.affinity_timeout;
         // endpoint chains and affinity sets, by endpoint address
         let ep_base = |ep: &NftEndpoint| {
@@ -828,7 +881,7 @@ impl NftProxier {
             for ep in &sp.all_locally_reachable {
                 let b = ep_base(ep);
                 self.limits.check_names(
-                    &name_string,
+                    &name_string(),
                     &[&format!("endpoint-{b}"), &format!("affinity-{b}")],
                 )?;
                 ep_names.insert((ep.ip, ep.port), b);
@@ -844,15 +897,15 @@ impl NftProxier {
                 }
             }
             if ep.is_local {
-                let ip = ep.ip.to_string();
-                self.ensure_elem(
-                    tx,
-                    rec,
-                    HAIRPIN,
-                    format!("{ip} . {ip} . {proto} . {}", ep.port),
-                    None,
-                    None,
-                );
+                let mut key = Text::with_capacity(48);
+                key.ip(ep.ip)
+                    .str(" . ")
+                    .ip(ep.ip)
+                    .str(" . ")
+                    .str(proto)
+                    .str(" . ")
+                    .dec(ep.port);
+                self.ensure_elem(tx, rec, HAIRPIN, key.finish(), None, None);
             }
         }
         let uses_cluster_chain = !sp.cluster_endpoints.is_empty() && sp.uses_cluster_endpoints;
@@ -861,22 +914,24 @@ impl NftProxier {
         }
         let uses_local_chain = !sp.local_endpoints.is_empty() && sp.uses_local_endpoints;
         if uses_local_chain {
-            Self::ensure_chain(tx, rec, &local_chain);
+            Self::ensure_chain(tx, rec, &local_chain());
         }
         let has_endpoints = sp.has_endpoints;
-        let (internal_chain, has_internal) = if sp.internal_policy_local {
-            (&local_chain, has_endpoints && !sp.local_endpoints.is_empty())
+        let internal_local = sp.internal_policy_local;
+        let has_internal = if internal_local {
+            has_endpoints && !sp.local_endpoints.is_empty()
         } else {
-            (&cluster_chain, has_endpoints)
+            has_endpoints
         };
-        let (external_policy_chain, has_external) = if sp.external_policy_local {
-            (&local_chain, has_endpoints && !sp.local_endpoints.is_empty())
+        let external_local = sp.external_policy_local;
+        let has_external = if external_local {
+            has_endpoints && !sp.local_endpoints.is_empty()
         } else {
-            (&cluster_chain, has_endpoints)
+            has_endpoints
         };
         let uses_external_chain = has_endpoints && sp.externally_accessible;
         if uses_external_chain {
-            Self::ensure_chain(tx, rec, &external_chain);
+            Self::ensure_chain(tx, rec, &external_chain());
         }
         let internal_verdict = if !has_endpoints {
             "goto reject-chain"
@@ -884,26 +939,35 @@ impl NftProxier {
             "drop"
         };
         let external_verdict = internal_verdict;
-        let cip = sp.cluster_ip.to_string();
+        let goto = |chain: &str| prefixed("goto ", chain);
         let port = sp.port;
-        self.ensure_elem(tx, rec, CLUSTER_IPS, cip.clone(), None, None);
+        // `ADDR . PROTO . PORT`
+        let ip_key = |ip: IpAddr| {
+            let mut k = Text::with_capacity(48);
+            k.ip(ip).str(" . ").str(proto).str(" . ").dec(port);
+            k.finish()
+        };
+        let mut cip = Text::with_capacity(40);
+        cip.ip(sp.cluster_ip);
+        let cip = cip.finish();
+        let cip_key = ip_key(sp.cluster_ip);
+        self.ensure_elem(tx, rec, CLUSTER_IPS, cip, None, None);
         if has_internal {
-            self.ensure_elem(
-                tx,
-                rec,
-                SERVICE_IPS,
-                format!("{cip} . {proto} . {port}"),
-                Some(format!("goto {internal_chain}")),
-                None,
-            );
+            let value = if internal_local {
+                prefixed("goto local-", base)
+            } else {
+                prefixed("goto service-", base)
+            };
+            self.ensure_elem(tx, rec, SERVICE_IPS, cip_key, Some(value), None);
         } else {
+            let n = name_string();
             self.ensure_elem(
                 tx,
                 rec,
                 NO_ENDPOINT_SERVICES,
-                format!("{cip} . {proto} . {port}"),
+                cip_key,
                 Some(internal_verdict.into()),
-                Some(comment),
+                Some(truncate_comment(&n)),
             );
         }
         for eip in &sp.external_ips {
@@ -912,25 +976,26 @@ impl NftProxier {
                     tx,
                     rec,
                     SERVICE_IPS,
-                    format!("{eip} . {proto} . {port}"),
-                    Some(format!("goto {external_chain}")),
+                    ip_key(*eip),
+                    Some(goto(&external_chain())),
                     None,
                 );
             }
             if !has_external {
+                let n = name_string();
                 self.ensure_elem(
                     tx,
                     rec,
                     NO_ENDPOINT_SERVICES,
-                    format!("{eip} . {proto} . {port}"),
+                    ip_key(*eip),
                     Some(external_verdict.into()),
-                    Some(comment),
+                    Some(truncate_comment(&n)),
                 );
             }
         }
         let uses_fw = !sp.load_balancer_vips.is_empty() && !sp.source_ranges.is_empty();
         if uses_fw {
-            Self::ensure_chain(tx, rec, &fw_chain);
+            Self::ensure_chain(tx, rec, &fw_chain());
         }
         for lb in &sp.load_balancer_vips {
             if has_endpoints {
@@ -938,31 +1003,25 @@ impl NftProxier {
                     tx,
                     rec,
                     SERVICE_IPS,
-                    format!("{lb} . {proto} . {port}"),
-                    Some(format!("goto {external_chain}")),
+                    ip_key(*lb),
+                    Some(goto(&external_chain())),
                     None,
                 );
             }
             if uses_fw {
-                self.ensure_elem(
-                    tx,
-                    rec,
-                    FIREWALL_IPS,
-                    format!("{lb} . {proto} . {port}"),
-                    Some(format!("goto {fw_chain}")),
-                    None,
-                );
+                self.ensure_elem(tx, rec, FIREWALL_IPS, ip_key(*lb), Some(goto(&fw_chain())), None);
             }
         }
         if !has_external {
             for lb in &sp.load_balancer_vips {
+                let n = name_string();
                 self.ensure_elem(
                     tx,
                     rec,
                     NO_ENDPOINT_SERVICES,
-                    format!("{lb} . {proto} . {port}"),
+                    ip_key(*lb),
                     Some(external_verdict.into()),
-                    Some(comment),
+                    Some(truncate_comment(&n)),
                 );
             }
         }
@@ -984,21 +1043,38 @@ impl NftProxier {
                     rec,
                     SERVICE_NODEPORTS,
                     format!("{proto} . {np}"),
-                    Some(format!("goto {external_chain}")),
+                    Some(goto(&external_chain())),
                     None,
                 );
             }
             if !has_external {
+                let n = name_string();
                 self.ensure_elem(
                     tx,
                     rec,
                     NO_ENDPOINT_NODEPORTS,
                     format!("{proto} . {np}"),
                     Some(external_verdict.into()),
-                    Some(comment),
+                    Some(truncate_comment(&n)),
                 );
             }
         }
+        let local_chain = if uses_local_chain || internal_local || external_local {
+            local_chain()
+        } else {
+            String::new()
+        };
+        let external_chain = if uses_external_chain {
+            external_chain()
+        } else {
+            String::new()
+        };
+        let fw_chain = if uses_fw { fw_chain() } else { String::new() };
+        let external_policy_chain = if external_local {
+            &local_chain
+        } else {
+            &cluster_chain
+        };
 
         // rules of the chains of a written service
         if uses_external_chain {
@@ -1094,49 +1170,44 @@ impl NftProxier {
     fn write_dnats(
         &self,
         tx: &mut Transaction,
-        svc: &str,
+        svc: &dyn Fn() -> String,
         chain: &str,
         proto: &str,
         eps: &[NftEndpoint],
     ) -> Result<(), NftError> {
         if let [ep] = eps {
-            tx.add_rule(
-                chain,
-                format!(
-                    "meta l4proto {proto} dnat to {}",
-                    std::net::SocketAddr::new(ep.ip, ep.port)
-                ),
-                None,
-            );
+            let mut r = Text::with_capacity(64);
+            r.str("meta l4proto ")
+                .str(proto)
+                .str(" dnat to ")
+                .socket(ep.ip, ep.port);
+            tx.add_rule(chain, r.finish(), None);
             return Ok(());
         }
         self.limits.check_anonymous(svc, eps.len())?;
-        let ipx = self.ipx();
-        let mut r = String::with_capacity(64 + eps.len() * 24);
-        let _ = write!(
-            r,
-            "meta l4proto {proto} dnat {ipx} addr . port to numgen random mod {} map {{ ",
-            eps.len()
-        );
+        let mut r = Text::with_capacity(80 + eps.len() * 24);
+        r.str("meta l4proto ")
+            .str(proto)
+            .str(" dnat ")
+            .str(self.ipx())
+            .str(" addr . port to numgen random mod ")
+            .dec(eps.len() as u64)
+            .str(" map { ");
         for (i, ep) in eps.iter().enumerate() {
             if i > 0 {
-                r.push_str(" , ");
+                r.str(" , ");
             }
-            push_u64(&mut r, i as u64);
-            r.push_str(" : ");
-            push_ip(&mut r, ep.ip);
-            r.push_str(" . ");
-            push_u64(&mut r, u64::from(ep.port));
+            r.dec(i as u64).str(" : ").ip(ep.ip).str(" . ").dec(ep.port);
         }
-        r.push_str(" }");
-        tx.add_rule(chain, r, None);
+        r.str(" }");
+        tx.add_rule(chain, r.finish(), None);
         Ok(())
     }
 
     fn write_jumps(
         &self,
         tx: &mut Transaction,
-        svc: &str,
+        svc: &dyn Fn() -> String,
         chain: &str,
         eps: &[NftEndpoint],
         names: &HashMap<(IpAddr, u16), String, FxBuild>,
@@ -1165,37 +1236,117 @@ impl NftProxier {
     }
 }
 
-/// Appends `n` in decimal (what `{n}` prints, without the formatter).
-fn push_u64(out: &mut String, mut n: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for &d in &buf[i..] {
-        out.push(char::from(d));
-    }
+/// `prefix` followed by `name`, in a string of exactly that size.
+fn prefixed(prefix: &str, name: &str) -> String {
+    let mut s = String::with_capacity(prefix.len() + name.len());
+    s.push_str(prefix);
+    s.push_str(name);
+    s
 }
 
-/// Appends an address as `Display` prints it (IPv4 without the formatter).
-fn push_ip(out: &mut String, ip: IpAddr) {
-    match ip {
-        IpAddr::V4(v4) => {
-            for (k, b) in v4.octets().iter().enumerate() {
-                if k > 0 {
-                    out.push('.');
+/// Every byte in decimal: up to three digits, then how many there are.
+const OCTETS: [[u8; 4]; 256] = {
+    let mut t = [[0u8; 4]; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if b >= 100 {
+            [b'0' + b / 100, b'0' + (b / 10) % 10, b'0' + b % 10, 3]
+        } else if b >= 10 {
+            [b'0' + b / 10, b'0' + b % 10, 0, 2]
+        } else {
+            [b'0' + b, 0, 0, 1]
+        };
+        i += 1;
+    }
+    t
+};
+
+/// Text built as bytes (cheaper than `String::push` per character) and turned into a
+/// `String` once; only `&str`s and ASCII digits go in, so it is always UTF-8.
+struct Text(Vec<u8>);
+
+impl Text {
+    fn with_capacity(n: usize) -> Self {
+        Text(Vec::with_capacity(n))
+    }
+
+    fn str(&mut self, s: &str) -> &mut Self {
+        self.0.extend_from_slice(s.as_bytes());
+        self
+    }
+
+    /// `n` in decimal.
+    fn dec(&mut self, n: impl Into<u64>) -> &mut Self {
+        let n: u64 = n.into();
+        if n < 256 {
+            return self.byte_dec(n as u8);
+        }
+        let mut buf = [0u8; 20];
+        let mut i = buf.len();
+        let mut n = n;
+        while n > 0 {
+            i -= 1;
+            buf[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        self.0.extend_from_slice(&buf[i..]);
+        self
+    }
+
+    /// A byte in decimal.
+    fn byte_dec(&mut self, b: u8) -> &mut Self {
+        if b >= 100 {
+            self.0.push(b'0' + b / 100);
+            self.0.push(b'0' + (b / 10) % 10);
+        } else if b >= 10 {
+            self.0.push(b'0' + b / 10);
+        }
+        self.0.push(b'0' + b % 10);
+        self
+    }
+
+    /// An address as `Display` prints it.
+    fn ip(&mut self, ip: IpAddr) -> &mut Self {
+        match ip {
+            IpAddr::V4(v4) => {
+                // into a stack buffer: three digits copied per byte, the length advanced
+                // by how many there are
+                let mut buf = [0u8; 16];
+                let mut n = 0;
+                for (k, o) in v4.octets().into_iter().enumerate() {
+                    if k > 0 {
+                        buf[n] = b'.';
+                        n += 1;
+                    }
+                    let t = &OCTETS[usize::from(o)];
+                    buf[n..n + 3].copy_from_slice(&t[..3]);
+                    n += usize::from(t[3]);
                 }
-                push_u64(out, u64::from(*b));
+                self.0.extend_from_slice(&buf[..n]);
+            }
+            IpAddr::V6(v6) => {
+                let _ = std::io::Write::write_fmt(&mut self.0, format_args!("{v6}"));
             }
         }
-        IpAddr::V6(v6) => {
-            let _ = write!(out, "{v6}");
+        self
+    }
+
+    /// `ip:port` as `SocketAddr`'s `Display` prints it (`[v6]:port`).
+    fn socket(&mut self, ip: IpAddr, port: u16) -> &mut Self {
+        if ip.is_ipv6() {
+            self.0.push(b'[');
+            self.ip(ip);
+            self.0.push(b']');
+        } else {
+            self.ip(ip);
         }
+        self.0.push(b':');
+        self.dec(port)
+    }
+
+    fn finish(self) -> String {
+        String::from_utf8(self.0).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 }
 
@@ -1208,23 +1359,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pushes_numbers_and_addresses_as_display_does() {
+    fn writes_numbers_and_addresses_as_display_does() {
         for ip in [
             "0.0.0.0",
             "10.128.0.1",
+            "9.99.100.255",
             "255.255.255.255",
             "fd00::1",
             "::ffff:1.2.3.4",
         ] {
             let ip: IpAddr = ip.parse().unwrap();
-            let mut s = String::new();
-            push_ip(&mut s, ip);
-            assert_eq!(s, ip.to_string());
+            let mut t = Text::with_capacity(0);
+            t.ip(ip);
+            assert_eq!(t.finish(), ip.to_string());
+            let mut t = Text::with_capacity(0);
+            t.socket(ip, 8080);
+            assert_eq!(t.finish(), std::net::SocketAddr::new(ip, 8080).to_string());
         }
-        for n in [0u64, 7, 10, 80, 65535, u64::MAX] {
-            let mut s = String::new();
-            push_u64(&mut s, n);
-            assert_eq!(s, n.to_string());
+        for n in [0u64, 7, 10, 80, 99, 100, 255, 256, 65535, u64::MAX] {
+            let mut t = Text::with_capacity(0);
+            t.dec(n);
+            assert_eq!(t.finish(), n.to_string());
+        }
+        for b in 0..=255u8 {
+            let mut t = Text::with_capacity(0);
+            t.byte_dec(b).str("x");
+            assert_eq!(t.finish(), format!("{b}x"));
+            let ip = IpAddr::from([b, 0, 255 - b, b / 3]);
+            let mut t = Text::with_capacity(0);
+            t.ip(ip).str("x");
+            assert_eq!(t.finish(), format!("{ip}x"));
         }
     }
 }

@@ -1,14 +1,36 @@
 //! The rule set as the kernel would hold it: transactions applied to an in-memory table
 //! with knftables' fake semantics (atomic: all or nothing), dumped as knftables'
 //! `Fake.Dump()` prints it (one `add` line per object).
+//!
+//! Objects are kept in hash maps by name (applying a transaction does no ordered
+//! inserts); everything that prints or serializes the rule set sorts by name, as the
+//! fake does.
 
 use super::error::NftError;
+use super::fxhash::FxBuild;
 use super::object::{
-    Chain, ContainerKind, Counter, Element, Family, Object, Rule, Set, Table, Verb, write_operation,
+    Chain, ContainerKind, Counter, Element, Family, Heads, Object, Rule, Set, Table, Verb, write_chain,
+    write_counter, write_element, write_rule, write_set, write_table,
 };
 use super::transaction::Transaction;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use serde::{Deserialize, Serialize, Serializer};
+use std::collections::{BTreeMap, HashMap};
+
+/// Objects by name (chains, sets, maps, counters; elements by key), hashed with
+/// [`FxBuild`]. Iteration order is unspecified: sort by name where order matters.
+pub type NameMap<V> = HashMap<String, V, FxBuild>;
+
+/// The entries of `m` sorted by name.
+fn sorted<V>(m: &NameMap<V>) -> Vec<(&String, &V)> {
+    let mut v: Vec<(&String, &V)> = m.iter().collect();
+    v.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    v
+}
+
+/// Serializes a [`NameMap`] as a map sorted by name.
+fn serialize_sorted<S: Serializer, V: Serialize>(m: &NameMap<V>, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(sorted(m))
+}
 
 /// A chain and its rules.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,7 +47,8 @@ pub struct SetState {
     /// The set or map as created.
     pub set: Set,
     /// Elements by key.
-    pub elements: BTreeMap<String, Element>,
+    #[serde(serialize_with = "serialize_sorted")]
+    pub elements: NameMap<Element>,
 }
 
 /// One table with everything in it.
@@ -34,23 +57,27 @@ pub struct TableState {
     /// The table as created.
     pub table: Table,
     /// Chains by name.
-    pub chains: BTreeMap<String, ChainState>,
+    #[serde(serialize_with = "serialize_sorted")]
+    pub chains: NameMap<ChainState>,
     /// Sets by name.
-    pub sets: BTreeMap<String, SetState>,
+    #[serde(serialize_with = "serialize_sorted")]
+    pub sets: NameMap<SetState>,
     /// Maps by name.
-    pub maps: BTreeMap<String, SetState>,
+    #[serde(serialize_with = "serialize_sorted")]
+    pub maps: NameMap<SetState>,
     /// Counters by name.
-    pub counters: BTreeMap<String, Counter>,
+    #[serde(serialize_with = "serialize_sorted")]
+    pub counters: NameMap<Counter>,
 }
 
 impl TableState {
     fn new(table: Table) -> Self {
         TableState {
             table,
-            chains: BTreeMap::new(),
-            sets: BTreeMap::new(),
-            maps: BTreeMap::new(),
-            counters: BTreeMap::new(),
+            chains: NameMap::default(),
+            sets: NameMap::default(),
+            maps: NameMap::default(),
+            counters: NameMap::default(),
         }
     }
 
@@ -110,15 +137,57 @@ impl TableState {
 
 /// How to undo one applied operation.
 #[derive(Debug)]
+/// (Small: one is recorded for almost every operation.)
 enum Undo {
     Table(Option<Box<TableState>>),
-    Chain(usize, Option<ChainState>),
+    Chain(usize, Option<Box<ChainState>>),
     Rules(usize, Vec<Rule>),
     PopRule(usize),
-    Set(usize, Option<SetState>),
-    Elements(usize, BTreeMap<String, Element>),
-    Element(usize, Option<Element>),
-    Counter(usize, Option<Counter>),
+    Set(usize, Option<Box<SetState>>),
+    Elements(usize, Box<NameMap<Element>>),
+    Element(usize, Option<Box<Element>>),
+    Counter(usize, Option<Box<Counter>>),
+}
+
+/// How many objects a large transaction adds, to size the maps once.
+struct SizeHint<'a> {
+    chains: usize,
+    /// Element `add`s by container name.
+    elements: HashMap<&'a str, usize, FxBuild>,
+}
+
+impl<'a> SizeHint<'a> {
+    /// Below this many operations, maps grow as they go.
+    const MIN_OPERATIONS: usize = 256;
+
+    fn of(tx: &'a Transaction) -> Self {
+        let mut hint = SizeHint {
+            chains: 0,
+            elements: HashMap::default(),
+        };
+        if tx.operations.len() < Self::MIN_OPERATIONS {
+            return hint;
+        }
+        for op in &tx.operations {
+            if !matches!(op.verb, Verb::Add | Verb::Create) {
+                continue;
+            }
+            match &op.object {
+                Object::Chain(_) => hint.chains += 1,
+                Object::Element(e) => *hint.elements.entry(e.container.as_str()).or_default() += 1,
+                _ => {}
+            }
+        }
+        hint
+    }
+
+    /// The number of element `add`s into `container`, the first time only.
+    fn take_elements(&mut self, container: &str) -> Option<usize> {
+        if self.elements.is_empty() {
+            return None;
+        }
+        self.elements.remove(container)
+    }
 }
 
 /// The rule set: tables by family and name. Serialized as a list of tables, each with
@@ -154,7 +223,10 @@ impl State {
 
     /// The table `family name`, if it exists.
     pub fn table(&self, family: Family, name: &str) -> Option<&TableState> {
-        self.tables.get(&(family, name.to_owned()))
+        self.tables
+            .iter()
+            .find(|((f, n), _)| *f == family && n == name)
+            .map(|(_, t)| t)
     }
 
     /// Applies a transaction atomically: on error nothing changes. Semantics of
@@ -169,8 +241,9 @@ impl State {
         }
         let key = (tx.family, tx.table.clone());
         let mut undo: Vec<Undo> = Vec::with_capacity(tx.operations.len());
+        let mut hint = SizeHint::of(tx);
         for (i, op) in tx.operations.iter().enumerate() {
-            if let Err(e) = self.apply_op(&key, i, op.verb, &op.object, &mut undo) {
+            if let Err(e) = self.apply_op(&key, i, op.verb, &op.object, &mut undo, &mut hint) {
                 while let Some(u) = undo.pop() {
                     self.undo(&key, tx, u);
                 }
@@ -203,7 +276,7 @@ impl State {
                 let Object::Chain(c) = &op(i).object else { return };
                 match old {
                     Some(old) => {
-                        t.chains.insert(c.name.clone(), old);
+                        t.chains.insert(c.name.clone(), *old);
                     }
                     None => {
                         t.chains.remove(&c.name);
@@ -237,7 +310,7 @@ impl State {
                 };
                 match old {
                     Some(old) => {
-                        m.insert(s.name.clone(), old);
+                        m.insert(s.name.clone(), *old);
                     }
                     None => {
                         m.remove(&s.name);
@@ -251,7 +324,7 @@ impl State {
                     _ => return,
                 };
                 if let Ok(c) = t.container(kind, &s.name) {
-                    c.elements = elements;
+                    c.elements = *elements;
                 }
             }
             Undo::Element(i, old) => {
@@ -259,7 +332,7 @@ impl State {
                 if let Ok(c) = t.container(e.kind, &e.container) {
                     match old {
                         Some(old) => {
-                            c.elements.insert(e.key.clone(), old);
+                            c.elements.insert(e.key.clone(), *old);
                         }
                         None => {
                             c.elements.remove(&e.key);
@@ -271,7 +344,7 @@ impl State {
                 let Object::Counter(c) = &op(i).object else { return };
                 match old {
                     Some(old) => {
-                        t.counters.insert(c.name.clone(), old);
+                        t.counters.insert(c.name.clone(), *old);
                     }
                     None => {
                         t.counters.remove(&c.name);
@@ -288,6 +361,7 @@ impl State {
         verb: Verb,
         obj: &Object,
         undo: &mut Vec<Undo>,
+        hint: &mut SizeHint<'_>,
     ) -> Result<(), NftError> {
         if let Object::Table(t) = obj {
             let exists = self.tables.contains_key(key);
@@ -330,6 +404,9 @@ impl State {
                             return Err(NftError::exists("chain", &c.name));
                         }
                     } else {
+                        if hint.chains > 0 {
+                            table.chains.reserve(std::mem::take(&mut hint.chains));
+                        }
                         table.chains.insert(
                             c.name.clone(),
                             ChainState {
@@ -349,7 +426,7 @@ impl State {
                     None => return Err(NftError::not_found("chain", &c.name)),
                 },
                 Verb::Delete | Verb::Destroy => match table.chains.remove(&c.name) {
-                    Some(old) => undo.push(Undo::Chain(i, Some(old))),
+                    Some(old) => undo.push(Undo::Chain(i, Some(Box::new(old)))),
                     None if verb == Verb::Delete => return Err(NftError::not_found("chain", &c.name)),
                     None => {}
                 },
@@ -396,7 +473,7 @@ impl State {
                                 s.name.clone(),
                                 SetState {
                                     set: s.clone(),
-                                    elements: BTreeMap::new(),
+                                    elements: NameMap::default(),
                                 },
                             );
                             undo.push(Undo::Set(i, None));
@@ -405,13 +482,13 @@ impl State {
                     Verb::Flush => match m.get_mut(&s.name) {
                         Some(ss) => {
                             if !ss.elements.is_empty() {
-                                undo.push(Undo::Elements(i, std::mem::take(&mut ss.elements)));
+                                undo.push(Undo::Elements(i, Box::new(std::mem::take(&mut ss.elements))));
                             }
                         }
                         None => return Err(NftError::not_found(what, &s.name)),
                     },
                     Verb::Delete | Verb::Destroy => match m.remove(&s.name) {
-                        Some(old) => undo.push(Undo::Set(i, Some(old))),
+                        Some(old) => undo.push(Undo::Set(i, Some(Box::new(old)))),
                         None if verb == Verb::Delete => return Err(NftError::not_found(what, &s.name)),
                         None => {}
                     },
@@ -430,14 +507,17 @@ impl State {
                 let c = table.container(e.kind, &e.container)?;
                 match verb {
                     Verb::Add | Verb::Create => {
+                        if let Some(n) = hint.take_elements(&e.container) {
+                            c.elements.reserve(n);
+                        }
                         if verb == Verb::Create && c.elements.contains_key(&e.key) {
                             return Err(NftError::exists("element", &e.key));
                         }
                         let old = c.elements.insert(e.key.clone(), e.clone());
-                        undo.push(Undo::Element(i, old));
+                        undo.push(Undo::Element(i, old.map(Box::new)));
                     }
                     Verb::Delete | Verb::Destroy => match c.elements.remove(&e.key) {
-                        Some(old) => undo.push(Undo::Element(i, Some(old))),
+                        Some(old) => undo.push(Undo::Element(i, Some(Box::new(old)))),
                         None if verb == Verb::Delete => return Err(NftError::not_found("element", &e.key)),
                         None => {}
                     },
@@ -461,7 +541,7 @@ impl State {
                     }
                 }
                 Verb::Delete | Verb::Destroy => match table.counters.remove(&c.name) {
-                    Some(old) => undo.push(Undo::Counter(i, Some(old))),
+                    Some(old) => undo.push(Undo::Counter(i, Some(Box::new(old)))),
                     None if verb == Verb::Delete => return Err(NftError::not_found("counter", &c.name)),
                     None => {}
                 },
@@ -478,30 +558,7 @@ impl State {
     pub fn dump(&self) -> String {
         let mut out = String::new();
         for ((family, name), t) in &self.tables {
-            let (f, n) = (*family, name.as_str());
-            write_operation(&mut out, Verb::Add, f, n, &Object::Table(t.table.clone()));
-            for c in t.chains.values() {
-                write_operation(&mut out, Verb::Add, f, n, &Object::Chain(c.chain.clone()));
-            }
-            for s in t.sets.values() {
-                write_operation(&mut out, Verb::Add, f, n, &Object::Set(s.set.clone()));
-            }
-            for s in t.maps.values() {
-                write_operation(&mut out, Verb::Add, f, n, &Object::Map(s.set.clone()));
-            }
-            for c in t.counters.values() {
-                write_operation(&mut out, Verb::Add, f, n, &Object::Counter(c.clone()));
-            }
-            for c in t.chains.values() {
-                for r in &c.rules {
-                    write_operation(&mut out, Verb::Add, f, n, &Object::Rule(r.clone()));
-                }
-            }
-            for s in t.sets.values().chain(t.maps.values()) {
-                for e in s.elements.values() {
-                    write_operation(&mut out, Verb::Add, f, n, &Object::Element(e.clone()));
-                }
-            }
+            t.dump_into(&mut out, *family, name);
         }
         out
     }
@@ -513,30 +570,104 @@ impl State {
         let Some(t) = self.table(family, table) else {
             return tx;
         };
+        let sorted = t.sorted();
+        tx.operations.reserve(sorted.len());
         tx.add(Object::Table(t.table.clone()));
-        for c in t.chains.values() {
+        for c in &sorted.chains {
             tx.add(Object::Chain(c.chain.clone()));
         }
-        for s in t.sets.values() {
+        for s in &sorted.sets {
             tx.add(Object::Set(s.set.clone()));
         }
-        for s in t.maps.values() {
+        for s in &sorted.maps {
             tx.add(Object::Map(s.set.clone()));
         }
-        for c in t.counters.values() {
-            tx.add(Object::Counter(c.clone()));
+        for c in &sorted.counters {
+            tx.add(Object::Counter((*c).clone()));
         }
-        for c in t.chains.values() {
+        for c in &sorted.chains {
             for r in &c.rules {
                 tx.add(Object::Rule(r.clone()));
             }
         }
-        for s in t.sets.values().chain(t.maps.values()) {
-            for e in s.elements.values() {
-                tx.add(Object::Element(e.clone()));
-            }
+        for e in sorted.elements {
+            tx.add(Object::Element(e.clone()));
         }
         tx
+    }
+}
+
+/// A table's objects in dump order.
+struct Sorted<'a> {
+    chains: Vec<&'a ChainState>,
+    sets: Vec<&'a SetState>,
+    maps: Vec<&'a SetState>,
+    counters: Vec<&'a Counter>,
+    /// The elements of the sets, then of the maps, each set's by key.
+    elements: Vec<&'a Element>,
+}
+
+impl Sorted<'_> {
+    /// How many `add` operations dump the table.
+    fn len(&self) -> usize {
+        1 + self.chains.len()
+            + self.sets.len()
+            + self.maps.len()
+            + self.counters.len()
+            + self.chains.iter().map(|c| c.rules.len()).sum::<usize>()
+            + self.elements.len()
+    }
+}
+
+impl TableState {
+    fn sorted(&self) -> Sorted<'_> {
+        let values = |m| -> Vec<_> { sorted(m).into_iter().map(|(_, v)| v).collect() };
+        let sets: Vec<&SetState> = values(&self.sets);
+        let maps: Vec<&SetState> = values(&self.maps);
+        let mut elements = Vec::with_capacity(
+            sets.iter()
+                .chain(maps.iter())
+                .map(|s| s.elements.len())
+                .sum::<usize>(),
+        );
+        for s in sets.iter().chain(maps.iter()) {
+            elements.extend(sorted(&s.elements).into_iter().map(|(_, e)| e));
+        }
+        Sorted {
+            chains: sorted(&self.chains).into_iter().map(|(_, c)| c).collect(),
+            sets,
+            maps,
+            counters: sorted(&self.counters).into_iter().map(|(_, c)| c).collect(),
+            elements,
+        }
+    }
+
+    /// Appends the table's `add` lines (see [`State::dump`]).
+    fn dump_into(&self, out: &mut String, f: Family, n: &str) {
+        let sorted = self.sorted();
+        out.reserve(sorted.len() * 128);
+        let h = &mut Heads::new(f, n);
+        write_table(out, h, Verb::Add, &self.table);
+        for c in &sorted.chains {
+            write_chain(out, h, Verb::Add, &c.chain);
+        }
+        for s in &sorted.sets {
+            write_set(out, h, Verb::Add, false, &s.set);
+        }
+        for s in &sorted.maps {
+            write_set(out, h, Verb::Add, true, &s.set);
+        }
+        for c in &sorted.counters {
+            write_counter(out, h, Verb::Add, c);
+        }
+        for c in &sorted.chains {
+            for r in &c.rules {
+                write_rule(out, h, Verb::Add, r);
+            }
+        }
+        for e in &sorted.elements {
+            write_element(out, h, Verb::Add, e);
+        }
     }
 }
 

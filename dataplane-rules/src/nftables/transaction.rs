@@ -2,7 +2,7 @@
 //! one line per operation (as knftables' `Transaction.String()` renders it).
 
 use super::object::{
-    Chain, ContainerKind, Counter, Element, Family, Object, Rule, Set, Table, Verb, write_operation,
+    Chain, ContainerKind, Counter, Element, Family, Heads, Object, Rule, Set, Table, Verb, write_object,
 };
 use serde::{Deserialize, Serialize};
 
@@ -147,15 +147,20 @@ impl Transaction {
 
     /// The `nft -f` text, one line per operation.
     pub fn render(&self) -> String {
-        let mut out = String::with_capacity(self.operations.len() * 96);
+        let mut out = String::with_capacity(self.operations.len() * 128);
         self.render_into(&mut out);
         out
     }
 
     /// Appends the `nft -f` text to `out`.
     pub fn render_into(&self, out: &mut String) {
+        let mut heads = if self.operations.len() < 16 {
+            Heads::uncached(self.family, &self.table)
+        } else {
+            Heads::new(self.family, &self.table)
+        };
         for op in &self.operations {
-            write_operation(out, op.verb, self.family, &self.table, &op.object);
+            write_object(out, &mut heads, op.verb, &op.object);
         }
     }
 

@@ -1,0 +1,117 @@
+//! The work of the `rules_nftables` bench, repeated, for counting under
+//! `perf stat -e instructions:u` or callgrind (counts that other load on the machine does
+//! not change, unlike criterion's wall-clock time):
+//!
+//! ```sh
+//! cargo build --release -p svcnet-benches --example nftables_cost
+//! perf stat -e instructions:u,task-clock target/release/examples/nftables_cost setup 5
+//! perf stat -e instructions:u,task-clock target/release/examples/nftables_cost full 5
+//! perf stat -e instructions:u,task-clock target/release/examples/nftables_cost partial 20000
+//! ```
+//! `full` is a fresh proxier's full sync of 10,000 ClusterIP Services × 10 endpoints plus
+//! its `nft -f` text (the bench's `full/10000svc-10ep`); `partial` is one full sync, then
+//! one-endpoint partial syncs and their text (the bench's `partial/10000svc-10ep`); `setup`
+//! only builds the service ports, to subtract. Per iteration: (`full` − `setup`) / N, and
+//! (`partial N` − `partial 0`) / N.
+
+use std::hint::black_box;
+
+use svcnet_rules::nftables::{
+    LocalDetector, NftConfig, NftEndpoint, NftProxier, NftServicePort, Protocol, ServiceUpdate,
+};
+
+const SERVICES: usize = 10_000;
+const ENDPOINTS: usize = 10;
+
+fn endpoint(n: usize) -> NftEndpoint {
+    let ip = format!("10.{}.{}.{}", 128 + ((n >> 16) & 63), (n >> 8) & 255, n & 255);
+    NftEndpoint {
+        ip: ip.parse().unwrap(),
+        port: 80,
+        is_local: false,
+    }
+}
+
+fn port(i: usize, changed: bool) -> NftServicePort {
+    let mut eps: Vec<NftEndpoint> = (0..ENDPOINTS)
+        .map(|j| {
+            let n = if changed && i == 0 && j == 0 {
+                SERVICES * ENDPOINTS + 1
+            } else {
+                i * ENDPOINTS + j
+            };
+            endpoint(n)
+        })
+        .collect();
+    eps.sort_by_cached_key(|e| format!("{}:{}", e.ip, e.port));
+    NftServicePort {
+        namespace: format!("ns-{}", i % 100),
+        name: format!("svc-{i}"),
+        port_name: "p80".into(),
+        protocol: Protocol::Tcp,
+        cluster_ip: format!("172.30.{}.{}", (i >> 8) & 255, i & 255).parse().unwrap(),
+        port: 80,
+        node_port: 0,
+        external_ips: vec![],
+        load_balancer_vips: vec![],
+        source_ranges: vec![],
+        affinity_timeout: None,
+        internal_policy_local: false,
+        external_policy_local: false,
+        externally_accessible: false,
+        uses_cluster_endpoints: true,
+        uses_local_endpoints: false,
+        cluster_endpoints: eps.clone(),
+        local_endpoints: vec![],
+        all_locally_reachable: eps,
+        has_endpoints: true,
+    }
+}
+
+/// The settings of kube-proxy's `NewFakeProxier`.
+fn config() -> NftConfig {
+    let mut c = NftConfig::new("192.168.0.2".parse().unwrap());
+    c.masquerade_mark = "0x4000".into();
+    c.local_detector = Some(LocalDetector::ClusterCidr("10.0.0.0/8".parse().unwrap()));
+    c
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mode = args.get(1).map_or("full", String::as_str);
+    let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
+    let ports: Vec<NftServicePort> = (0..SERVICES).map(|i| port(i, false)).collect();
+    match mode {
+        "setup" => {
+            black_box(&ports);
+        }
+        "full" => {
+            for _ in 0..n {
+                let mut p = NftProxier::new(config());
+                let out = p.sync_full(black_box(&ports)).unwrap();
+                black_box(out.main.render().len());
+                // dropping is outside the bench's timed part
+                std::mem::forget((p, out));
+            }
+        }
+        "partial" => {
+            let mut p = NftProxier::new(config());
+            p.sync_full(&ports).unwrap();
+            let versions = [vec![port(0, true)], vec![port(0, false)]];
+            let svc = format!("{}/{}", ports[0].namespace, ports[0].name);
+            for i in 0..n {
+                let out = p
+                    .sync_partial(&[ServiceUpdate {
+                        service: &svc,
+                        ports: &versions[i % 2],
+                    }])
+                    .unwrap();
+                black_box(out.main.render().len());
+            }
+        }
+        other => {
+            eprintln!("unknown mode {other:?}: full, partial or setup");
+            std::process::exit(2);
+        }
+    }
+}
