@@ -5,24 +5,8 @@ use serde_json::{Value, json};
 
 use crate::rng::Rng;
 
-/// An IP family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    /// IPv4.
-    V4,
-    /// IPv6.
-    V6,
-}
-
-impl Family {
-    /// The Kubernetes name (`IPv4`, `IPv6`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Family::V4 => "IPv4",
-            Family::V6 => "IPv6",
-        }
-    }
-}
+/// An IP family: the model's one [`IpFamily`](svcnet_model::IpFamily).
+pub use svcnet_model::IpFamily as Family;
 
 /// The nodes of every generated cluster, with their zones.
 pub const NODES: &[(&str, &str)] = &[
@@ -424,7 +408,7 @@ impl Service {
                 ips.truncate(1);
             }
             spec.insert("clusterIPs".into(), json!(ips));
-            let fams: Vec<&str> = self.cluster_ips.iter().map(|c| c.0.name()).collect();
+            let fams: Vec<&str> = self.cluster_ips.iter().map(|c| c.0.as_str()).collect();
             spec.insert("ipFamilies".into(), json!(fams));
             spec.insert("ipFamilyPolicy".into(), json!(self.family_policy));
             spec.insert("selector".into(), json!({"app": self.name}));
@@ -565,7 +549,7 @@ impl Service {
                             "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io",
                         },
                     },
-                    "addressType": s.family.name(),
+                    "addressType": s.family.as_str(),
                     "endpoints": eps,
                     "ports": ports,
                 })

@@ -73,7 +73,7 @@ fn node_ip(node: usize, f: Family) -> String {
 /// The node and kube-proxy settings.
 fn settings(rng: &mut Rng, node: usize, f: Family) -> (Vec<String>, Vec<String>) {
     let mut a: Vec<String> = Vec::new();
-    let mut covers = vec![format!("node {} ({})", NODES[node].0, f.name())];
+    let mut covers = vec![format!("node {} ({})", NODES[node].0, f.as_str())];
     let push = |a: &mut Vec<String>, k: &str, v: &str| {
         a.push(k.to_string());
         a.push(v.to_string());

@@ -1,22 +1,21 @@
-//! A small seeded random source (SplitMix64): the same seed gives the same cluster everywhere.
+//! A small seeded random source over the workspace's one generator
+//! ([`svcnet_model::rng::SplitMix64`]): the same seed gives the same cluster everywhere.
 
-/// SplitMix64: fast, seedable, and good enough to pick test inputs.
+use svcnet_model::rng::{RngCore, SplitMix64};
+
+/// The generator with the helpers cluster generation uses.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(SplitMix64);
 
 impl Rng {
     /// A source seeded with `seed`.
     pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x5EED_CAFE_F00D_D00D)
+        Rng(SplitMix64::new(seed ^ 0x5EED_CAFE_F00D_D00D))
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A number in `0..n` (0 when `n` is 0).

@@ -18,47 +18,8 @@ use svcnet_topology::{
 use super::config::ProxyConfig;
 use super::fasthash::{DigestHasher, FastMap, fast_map};
 
-/// A service port's protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Protocol {
-    /// TCP.
-    Tcp,
-    /// UDP.
-    Udp,
-    /// SCTP.
-    Sctp,
-}
-
-impl Protocol {
-    /// Reads `TCP`, `UDP` or `SCTP`.
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "TCP" => Some(Protocol::Tcp),
-            "UDP" => Some(Protocol::Udp),
-            "SCTP" => Some(Protocol::Sctp),
-            _ => None,
-        }
-    }
-
-    /// `TCP`, `UDP` or `SCTP`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Protocol::Tcp => "TCP",
-            Protocol::Udp => "UDP",
-            Protocol::Sctp => "SCTP",
-        }
-    }
-
-    /// `tcp`, `udp` or `sctp`, as rules and chain-name hashes write it.
-    pub fn lower(self) -> &'static str {
-        match self {
-            Protocol::Tcp => "tcp",
-            Protocol::Udp => "udp",
-            Protocol::Sctp => "sctp",
-        }
-    }
-}
+/// A service port's protocol: the model's one [`Protocol`](svcnet_model::Protocol).
+pub use svcnet_model::Protocol;
 
 /// A service port's name as kube-proxy keys it: (namespace, Service, port name, protocol).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
