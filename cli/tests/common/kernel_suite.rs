@@ -415,8 +415,239 @@ fn partial_sync(fx: &mut Fixture) -> Result<(), String> {
     all_answered("UDP ClusterIP 10.96.0.14:53 after the partial sync", &p).map_err(|e| fx.explain(e))
 }
 
+/// One flow the tracer is asked about, and the answer the kernel checks above observe:
+/// the endpoints that answer (sorted), or `REJECT`; and, where a check looks at the client
+/// address, whether the packet is masqueraded.
+struct Expect {
+    name: &'static str,
+    source: &'static str,
+    destination: &'static str,
+    port: u16,
+    protocol: &'static str,
+    output: &'static [&'static str],
+    masq: Option<bool>,
+}
+
+/// The flows of every kernel check, as the tracer must answer them on the same rules.
+const TRACED: &[Expect] = &[
+    Expect {
+        name: "ClusterIP from a pod",
+        source: "10.244.1.200",
+        destination: "10.96.0.10",
+        port: 80,
+        protocol: "TCP",
+        output: &["10.244.1.11:8080", "10.244.1.12:8080", "10.244.2.11:8080"],
+        masq: Some(false),
+    },
+    Expect {
+        name: "ClusterIP from the node",
+        source: NODE_IP,
+        destination: "10.96.0.10",
+        port: 80,
+        protocol: "TCP",
+        output: &["10.244.1.11:8080", "10.244.1.12:8080", "10.244.2.11:8080"],
+        masq: None,
+    },
+    Expect {
+        name: "NodePort from the external client",
+        source: CLIENT_IP,
+        destination: NODE_IP,
+        port: 30080,
+        protocol: "TCP",
+        output: &["10.244.1.11:8080", "10.244.2.11:8080"],
+        masq: Some(true),
+    },
+    Expect {
+        name: "ClusterIP without endpoints",
+        source: "10.244.1.200",
+        destination: "10.96.0.12",
+        port: 80,
+        protocol: "TCP",
+        output: &["REJECT"],
+        masq: None,
+    },
+    Expect {
+        name: "NodePort without endpoints",
+        source: CLIENT_IP,
+        destination: NODE_IP,
+        port: 30082,
+        protocol: "TCP",
+        output: &["REJECT"],
+        masq: None,
+    },
+    Expect {
+        name: "ClientIP affinity (first packet)",
+        source: "10.244.1.200",
+        destination: "10.96.0.13",
+        port: 80,
+        protocol: "TCP",
+        output: &["10.244.1.11:8080", "10.244.1.12:8080", "10.244.2.11:8080"],
+        masq: Some(false),
+    },
+    Expect {
+        name: "UDP ClusterIP",
+        source: "10.244.1.200",
+        destination: "10.96.0.14",
+        port: 53,
+        protocol: "UDP",
+        output: &["10.244.1.11:5353", "10.244.1.12:5353", "10.244.2.11:5353"],
+        masq: Some(false),
+    },
+    Expect {
+        name: "eTP Local NodePort from outside",
+        source: CLIENT_IP,
+        destination: NODE_IP,
+        port: 30081,
+        protocol: "TCP",
+        output: &["10.244.1.11:8080", "10.244.1.12:8080"],
+        masq: Some(false),
+    },
+    Expect {
+        name: "ClusterIP of the Local service",
+        source: "10.244.1.200",
+        destination: "10.96.0.15",
+        port: 80,
+        protocol: "TCP",
+        output: &[
+            "10.244.1.11:8080",
+            "10.244.1.12:8080",
+            "10.244.2.11:8080",
+            "10.244.2.12:8080",
+        ],
+        masq: Some(false),
+    },
+    Expect {
+        name: "only serving+terminating endpoints",
+        source: "10.244.1.200",
+        destination: "10.96.0.16",
+        port: 80,
+        protocol: "TCP",
+        output: &["10.244.1.14:8080"],
+        masq: Some(false),
+    },
+];
+
+/// After the partial sync: the changed Service's endpoints.
+const TRACED_AFTER: &[Expect] = &[Expect {
+    name: "ClusterIP after the partial sync",
+    source: "10.244.1.200",
+    destination: "10.96.0.10",
+    port: 80,
+    protocol: "TCP",
+    output: &["10.244.1.11:8080", "10.244.1.12:8080", "10.244.1.13:8080"],
+    masq: Some(false),
+}];
+
+/// Traces the kernel checks' flows with `svcnet trace --packets` on the same cluster and
+/// settings, and compares with what the kernel shows (needs no root: it runs everywhere).
+fn tracer_agrees(backend: &Backend) -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("svcnet-trace-{}-{}", backend.name, std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let write = |name: &str, v: &Value| -> Result<String, String> {
+        let p = dir.join(name);
+        std::fs::write(&p, serde_json::to_vec_pretty(v).map_err(|e| e.to_string())?)
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+        Ok(p.to_string_lossy().into_owned())
+    };
+    let before = cluster(&first_web());
+    let after = cluster(&second_web());
+    let runs: [(&[Expect], Option<&Value>, &Value); 2] =
+        [(TRACED, None, &before), (TRACED_AFTER, Some(&before), &after)];
+    let mut problems = Vec::new();
+    for (i, (flows, prior, input)) in runs.into_iter().enumerate() {
+        let packets: Vec<Value> = flows
+            .iter()
+            .map(|f| json!({"name": f.name, "source": f.source, "destination": f.destination, "port": f.port, "protocol": f.protocol}))
+            .collect();
+        let mut args: Vec<String> = [
+            "trace",
+            "--backend",
+            backend.name,
+            "--node",
+            NODE,
+            "--node-ip",
+            NODE_IP,
+            "--cluster-cidr",
+            "10.244.0.0/16",
+            "--masquerade-mark",
+            "0x4000",
+            "--host-addresses",
+            "lo=127.0.0.1/8;eth0=192.168.0.2/24",
+        ]
+        .iter()
+        .chain(backend.extra_args)
+        .map(|s| s.to_string())
+        .collect();
+        if let Some(p) = prior {
+            args.extend(["--prior".to_owned(), write(&format!("trace-prior{i}.json"), p)?]);
+        }
+        args.extend([
+            "--packets".to_owned(),
+            write(&format!("trace-packets{i}.json"), &Value::Array(packets))?,
+            "--output".to_owned(),
+            "json".to_owned(),
+            write(&format!("trace-input{i}.json"), input)?,
+        ]);
+        let out = Command::new(env!("CARGO_BIN_EXE_svcnet"))
+            .args(&args)
+            .output()
+            .map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "`svcnet {}` failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let answer: Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("trace output: {e}"))?;
+        let got = answer["flows"].as_array().cloned().unwrap_or_default();
+        for f in flows {
+            let Some(a) = got.iter().find(|a| a["name"] == f.name) else {
+                problems.push(format!("{}: no answer", f.name));
+                continue;
+            };
+            let mut output: Vec<String> = match &a["output"] {
+                Value::Array(v) => v.iter().filter_map(|x| x.as_str().map(str::to_owned)).collect(),
+                Value::String(s) => vec![s.clone()],
+                other => vec![other.to_string()],
+            };
+            output.sort();
+            if output != f.output {
+                problems.push(format!(
+                    "{}: traced {output:?}, the kernel shows {:?}",
+                    f.name, f.output
+                ));
+            }
+            if let Some(m) = f.masq
+                && a["masq"] != m
+            {
+                problems.push(format!(
+                    "{}: traced masq {}, the kernel shows {m}",
+                    f.name, a["masq"]
+                ));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
 /// Runs the suite for `backend` (see the module docs); exits non-zero when a check fails.
+///
+/// First, without root: the tracer, asked about every flow the kernel checks make, must
+/// predict what the kernel shows (`tracer_predicts_the_kernel_checks`).
 pub fn run(backend: &'static Backend) {
+    match tracer_agrees(backend) {
+        Ok(()) => println!("test tracer_predicts_the_kernel_checks ... ok"),
+        Err(e) => {
+            println!("test tracer_predicts_the_kernel_checks ... FAILED\n{e}");
+            std::process::exit(1);
+        }
+    }
     let checks: &[Check<Fixture>] = &[
         ("clusterip_spreads_across_ready_endpoints", clusterip_spreads),
         ("nodeport_answers_external_client", nodeport_external),
