@@ -4,7 +4,7 @@
 //! `cargo run -p svcnet-examples --example dns_records`
 
 use serde_json::json;
-use svcnet_discovery::{Answer, Change, DnsOptions, RecordType, Zone, service_env};
+use svcnet_discovery::{Answer, Change, DnsOptions, DnsZone, RecordType, service_env};
 use svcnet_model::{EndpointSlice, Service};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -31,7 +31,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
 
     let services = [web, db];
-    let mut zone = Zone::from_objects(
+    let mut zone = DnsZone::from_objects(
         DnsOptions::new("cluster.local"),
         &services,
         &[db_slice(false)?],

@@ -4,7 +4,7 @@
 //! Run with `cargo run -p svcnet-examples --example network_policy`.
 
 use serde_json::json;
-use svcnet_model::reachability::{self, Cluster, Endpoint, Namespace, Protocol};
+use svcnet_model::reachability::{self, Cluster, Namespace, Peer, Protocol};
 use svcnet_model::{NetworkPolicy, Pod, defaults, validation};
 
 fn pod(ns: &str, name: &str, app: &str, ip: &str) -> Pod {
@@ -105,13 +105,7 @@ fn main() {
     for from in &pods {
         print!("{:>12}", from.metadata.name());
         for to in &pods {
-            let v = reachability::check(
-                &cluster,
-                &Endpoint::Pod(from),
-                &Endpoint::Pod(to),
-                Protocol::Tcp,
-                8080,
-            );
+            let v = reachability::check(&cluster, &Peer::Pod(from), &Peer::Pod(to), Protocol::Tcp, 8080);
             print!("{:>12}", if v.allowed { "yes" } else { "-" });
         }
         println!();

@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use svcnet_discovery::{Change, DnsOptions, Zone, dns_records, service_env};
+use svcnet_discovery::{Change, DnsOptions, DnsZone, dns_records, service_env};
 use svcnet_model::{
     EndpointConditions, EndpointPort, EndpointSlice, ObjectMeta, ObjectReference, Service, ServicePort,
     ServiceSpec,
@@ -144,7 +144,7 @@ fn bench(c: &mut Criterion) {
             dns_records(black_box(&services), black_box(&slices), &[], &options).expect("records")
         })
     });
-    let zone = Zone::from_objects(options.clone(), &services, &slices, &[]).expect("zone");
+    let zone = DnsZone::from_objects(options.clone(), &services, &slices, &[]).expect("zone");
     g.bench_function("zone_records_10k_services", |b| {
         b.iter_with_large_drop(|| black_box(&zone).records())
     });

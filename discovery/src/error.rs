@@ -8,7 +8,7 @@ use thiserror::Error;
 /// What svcnet-discovery refuses or skips.
 ///
 /// [`DnsOptions::validate`](crate::DnsOptions::validate) returns the option errors; the
-/// object errors are what [`Zone::issues`](crate::Zone::issues) reports for parts of objects
+/// object errors are what [`DnsZone::issues`](crate::DnsZone::issues) reports for parts of objects
 /// that were skipped (the rest of the object still counts).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]

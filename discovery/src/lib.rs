@@ -6,9 +6,9 @@
 //! variables the kubelet gives every container.
 //!
 //! ```text
-//!  Services ─┐                 ┌─▶ RecordSet ──▶ zone-file text / JSON
-//!  Slices ───┼─▶ Zone (index) ─┼─▶ RecordDelta (one object changed)
-//!  Pods ─────┘                 └─▶ Answer (one query: records, NODATA, NXDOMAIN)
+//!  Services ─┐                    ┌─▶ RecordSet ──▶ zone-file text / JSON
+//!  Slices ───┼─▶ DnsZone (index) ─┼─▶ RecordDelta (one object changed)
+//!  Pods ─────┘                    └─▶ Answer (one query: records, NODATA, NXDOMAIN)
 //!
 //!  Services ──▶ service_env ──▶ [EnvVar] ──▶ container_env (with the container's own)
 //! ```
@@ -17,8 +17,8 @@
 //!   (dual-stack included), per-endpoint names and SRV for headless Services, PTR records,
 //!   ExternalName CNAMEs, pod records when enabled, and the `dns-version` TXT record, with
 //!   CoreDNS's SRV priority and weight.
-//! - [`Zone`] keeps the objects indexed: [`Zone::apply`] returns only the records that change
-//!   when one EndpointSlice (or Service, or Pod) changes; [`Zone::lookup`] tells a name that
+//! - [`DnsZone`] keeps the objects indexed: [`DnsZone::apply`] returns only the records that change
+//!   when one EndpointSlice (or Service, or Pod) changes; [`DnsZone::lookup`] tells a name that
 //!   holds no record of a type (NODATA) from a name that must not exist (NXDOMAIN).
 //! - [`service_env`] and [`container_env`] compute the legacy `{SVC}_SERVICE_HOST`, ...
 //!   variables and merge them with a container's own.
@@ -40,7 +40,7 @@
 //! `_port._proto.B` also answers A/AAAA, as CoreDNS does: the ClusterIPs, or for a headless
 //! Service the ready addresses serving that port. Queries may write the port name without
 //! underscores (`http.tcp.B` answers as `_http._tcp.B`) and use `_` as a wildcard
-//! (`_._tcp.B`: every TCP port); [`Zone::lookup`] answers those forms, the record set lists
+//! (`_._tcp.B`: every TCP port); [`DnsZone::lookup`] answers those forms, the record set lists
 //! the `_port._proto` names.
 //!
 //! SRV priority is 0 and the weight is `max(1, floor(100 / k))`, `k` the number of
@@ -56,7 +56,7 @@
 //! answers.
 //!
 //! ## CoreDNS's answers and the RFC's
-//! Where CoreDNS breaks DNS rules, [`Zone::lookup`] gives CoreDNS's answer by default (it is
+//! Where CoreDNS breaks DNS rules, [`DnsZone::lookup`] gives CoreDNS's answer by default (it is
 //! what clients see) and the RFC 1034 / 2308 answer with [`AnswerRules::Rfc`]:
 //!
 //! | query | CoreDNS v1.15.0 (default) | RFC |
@@ -118,7 +118,7 @@ pub use options::{
     AnswerRules, DEFAULT_TTL, DNS_SCHEMA_VERSION, DNS_VERSION_TTL, DnsOptions, MAX_TTL, PodMode,
 };
 pub use record::{Record, RecordData, RecordDelta, RecordSet, RecordType, Srv};
-pub use zone::{Answer, Change, Zone};
+pub use zone::{Answer, Change, DnsZone};
 
 use svcnet_model::{EndpointSlice, Pod, Service};
 
@@ -126,14 +126,14 @@ use svcnet_model::{EndpointSlice, Pod, Service};
 ///
 /// Fails only when the options are unusable; parts of objects that cannot be used (an
 /// address that does not parse, a name that is not a DNS label) are skipped, and
-/// [`Zone::issues`] lists them.
+/// [`DnsZone::issues`] lists them.
 pub fn dns_records(
     services: &[Service],
     slices: &[EndpointSlice],
     pods: &[Pod],
     options: &DnsOptions,
 ) -> Result<RecordSet, DiscoveryError> {
-    Ok(Zone::from_objects(options.clone(), services, slices, pods)?.records())
+    Ok(DnsZone::from_objects(options.clone(), services, slices, pods)?.records())
 }
 
 /// The README's examples, compiled and run as doc tests.

@@ -18,11 +18,11 @@ pub enum PodMode {
     /// all of `status.podIPs`).
     Verified,
     /// Any `<dashed-ip>.<ns>.pod.<zone>` in an existing namespace answers its IP; the record
-    /// set holds what `Verified` holds, [`Zone::lookup`](crate::Zone::lookup) answers the rest.
+    /// set holds what `Verified` holds, [`DnsZone::lookup`](crate::DnsZone::lookup) answers the rest.
     Insecure,
 }
 
-/// Which answers [`Zone::lookup`](crate::Zone::lookup) gives where CoreDNS breaks DNS rules.
+/// Which answers [`DnsZone::lookup`](crate::DnsZone::lookup) gives where CoreDNS breaks DNS rules.
 ///
 /// | query | `CoreDns` (default: what clients of CoreDNS v1.15.0 see) | `Rfc` (RFC 1034 / 2308) |
 /// |---|---|---|

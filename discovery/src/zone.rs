@@ -133,7 +133,7 @@ fn candidate_records(owner: &str, ttl: u32, candidates: &[Candidate], out: &mut 
     }
 }
 
-/// One change to the objects of a [`Zone`], for [`Zone::apply`].
+/// One change to the objects of a [`DnsZone`], for [`DnsZone::apply`].
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub enum Change<'a> {
@@ -180,14 +180,14 @@ pub enum Answer {
 
 /// Services, EndpointSlices and Pods of a cluster, indexed for DNS.
 ///
-/// Build it with [`Zone::from_objects`], read the whole record set with [`Zone::records`],
-/// feed it changes with [`Zone::apply`] (which returns only the records that change) and ask
-/// it single queries with [`Zone::lookup`].
+/// Build it with [`DnsZone::from_objects`], read the whole record set with [`DnsZone::records`],
+/// feed it changes with [`DnsZone::apply`] (which returns only the records that change) and ask
+/// it single queries with [`DnsZone::lookup`].
 ///
 /// Objects are keyed by namespace and name (an empty namespace is `default`); a later
 /// object with the same key replaces an earlier one.
 #[derive(Debug, Clone)]
-pub struct Zone {
+pub struct DnsZone {
     options: DnsOptions,
     /// Lower case, no final dot.
     zone: String,
@@ -282,11 +282,11 @@ fn named_groups<'a>(ports: impl Iterator<Item = &'a PortInfo>) -> BTreeSet<(&'a 
         .collect()
 }
 
-impl Zone {
+impl DnsZone {
     /// An empty zone; fails when the options are not usable.
-    pub fn new(options: DnsOptions) -> Result<Zone, DiscoveryError> {
+    pub fn new(options: DnsOptions) -> Result<DnsZone, DiscoveryError> {
         let zone = options.validate()?;
-        Ok(Zone {
+        Ok(DnsZone {
             options,
             zone,
             services: BTreeMap::new(),
@@ -309,8 +309,8 @@ impl Zone {
         services: &[Service],
         slices: &[EndpointSlice],
         pods: &[Pod],
-    ) -> Result<Zone, DiscoveryError> {
-        let mut z = Zone::new(options)?;
+    ) -> Result<DnsZone, DiscoveryError> {
+        let mut z = DnsZone::new(options)?;
         for s in services {
             z.insert_service(s);
         }
@@ -1260,8 +1260,8 @@ mod tests {
             .collect()
     }
 
-    fn zone(opts: DnsOptions, svcs: &[Service], slices: &[EndpointSlice], pods: &[Pod]) -> Zone {
-        Zone::from_objects(opts, svcs, slices, pods).unwrap()
+    fn zone(opts: DnsOptions, svcs: &[Service], slices: &[EndpointSlice], pods: &[Pod]) -> DnsZone {
+        DnsZone::from_objects(opts, svcs, slices, pods).unwrap()
     }
 
     const B: &str = "web.ns.svc.cluster.local.";
@@ -1859,7 +1859,7 @@ mod tests {
         assert!(issues.iter().any(|i| i.contains("metadata.name")));
         assert_eq!(texts(&z.records(), &format!("10-1-0-1.{B}"))[0], "A 10.1.0.1");
         assert!(
-            Zone::new(DnsOptions {
+            DnsZone::new(DnsOptions {
                 ttl: 9999,
                 ..DnsOptions::default()
             })

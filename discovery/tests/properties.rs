@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use svcnet_discovery::{
-    Answer, Change, DnsOptions, PodMode, RecordData, RecordSet, RecordType, Zone, service_env,
+    Answer, Change, DnsOptions, DnsZone, PodMode, RecordData, RecordSet, RecordType, service_env,
 };
 use svcnet_model::{EndpointSlice, Pod, Service};
 
@@ -149,8 +149,8 @@ fn cluster() -> impl Strategy<Value = Cluster> {
         })
 }
 
-fn zone(c: &Cluster) -> Zone {
-    Zone::from_objects(c.options.clone(), &c.services, &c.slices, &c.pods).unwrap()
+fn zone(c: &Cluster) -> DnsZone {
+    DnsZone::from_objects(c.options.clone(), &c.services, &c.slices, &c.pods).unwrap()
 }
 
 /// The objects the zone keeps: the last one of each namespace/name.
@@ -262,7 +262,7 @@ proptest! {
         }
         let mut services = c.services.clone();
         services.push(svc.clone());
-        let fresh = Zone::from_objects(c.options.clone(), &services, &slices, &c.pods).unwrap().records();
+        let fresh = DnsZone::from_objects(c.options.clone(), &services, &slices, &c.pods).unwrap().records();
         prop_assert_eq!(fresh, last);
     }
 
@@ -318,7 +318,7 @@ proptest! {
             "labels": {"kubernetes.io/service-name": name}}, "addressType": "IPv4",
             "endpoints": [{"addresses": [addr], "hostname": name}]})).unwrap();
         let opts = DnsOptions { pods: PodMode::Insecure, ..DnsOptions::new(domain) };
-        if let Ok(z) = Zone::from_objects(opts, std::slice::from_ref(&svc), &[sl], &[]) {
+        if let Ok(z) = DnsZone::from_objects(opts, std::slice::from_ref(&svc), &[sl], &[]) {
             let _ = z.records();
             let _ = z.lookup(&format!("{name}.{addr}"), RecordType::parse(&ty).unwrap_or(RecordType::A));
         }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use svcnet_discovery::{AnswerRules, Change, DnsOptions, PodMode, RecordType, Zone};
+use svcnet_discovery::{AnswerRules, Change, DnsOptions, PodMode, RecordType, DnsZone};
 use svcnet_fuzz::{dns_pod, dns_service, dns_slice, pick, text};
 use svcnet_model::{EndpointSlice, Pod, Service};
 
@@ -38,7 +38,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         ignore_empty_service: u.arbitrary()?,
         answers: pick(u, &[AnswerRules::CoreDns, AnswerRules::Rfc])?,
     };
-    let Ok(mut zone) = Zone::new(options.clone()) else {
+    let Ok(mut zone) = DnsZone::new(options.clone()) else {
         return Ok(());
     };
     let mut services: BTreeMap<Key, Service> = BTreeMap::new();
@@ -106,7 +106,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     let services: Vec<Service> = services.into_values().collect();
     let slices: Vec<EndpointSlice> = slices.into_values().collect();
     let pods: Vec<Pod> = pods.into_values().collect();
-    let fresh = Zone::from_objects(options, &services, &slices, &pods).expect("options accepted before");
+    let fresh = DnsZone::from_objects(options, &services, &slices, &pods).expect("options accepted before");
     assert_eq!(
         fresh.records(),
         records,

@@ -10,7 +10,7 @@ use ipnet::IpNet;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use svcnet_fuzz::{pick, text};
-use svcnet_model::reachability::{self, Cluster, Endpoint, Namespace, Protocol};
+use svcnet_model::reachability::{self, Cluster, Namespace, Peer as Endpoint, Protocol};
 use svcnet_model::{
     IntOrString, IpBlock, NetworkPolicy, NetworkPolicyPeer, NetworkPolicyPort, NetworkPolicySpec, Pod,
     StringMap, defaults, validation,

@@ -60,13 +60,13 @@
 //! Reachability takes the same values; a pod that no policy selects is open both ways:
 //! ```
 //! use svcnet_model::Pod;
-//! use svcnet_model::reachability::{self, Cluster, Endpoint, Protocol};
+//! use svcnet_model::reachability::{self, Cluster, Peer, Protocol};
 //!
 //! let mut web = Pod::default();
 //! web.metadata.name = Some("web".into());
 //! let cluster = Cluster { policies: &[], namespaces: &[], pods: std::slice::from_ref(&web) };
-//! let from = Endpoint::Address("192.0.2.1".parse().unwrap());
-//! let verdict = reachability::check(&cluster, &from, &Endpoint::Pod(&web), Protocol::Tcp, 443);
+//! let from = Peer::Address("192.0.2.1".parse().unwrap());
+//! let verdict = reachability::check(&cluster, &from, &Peer::Pod(&web), Protocol::Tcp, 443);
 //! assert!(verdict.allowed && !verdict.ingress.isolated);
 //! ```
 

@@ -39,7 +39,7 @@
 //! unknown protocol or operator matches nothing).
 //!
 //! ```
-//! use svcnet_model::reachability::{self, Cluster, Endpoint, Protocol};
+//! use svcnet_model::reachability::{self, Cluster, Peer, Protocol};
 //! use svcnet_model::{NetworkPolicy, NetworkPolicySpec, Pod};
 //!
 //! // A policy that isolates every pod of `shop` for ingress and allows nothing.
@@ -59,7 +59,7 @@
 //! let cluster = Cluster { policies: &policies, namespaces: &[], pods: &pods };
 //! let reach = reachability::pod_reachability(&cluster, &web);
 //! assert!(reach.ingress.isolated() && reach.ingress.pods.is_empty());
-//! let v = reachability::check(&cluster, &Endpoint::Pod(&client), &Endpoint::Pod(&web), Protocol::Tcp, 80);
+//! let v = reachability::check(&cluster, &Peer::Pod(&client), &Peer::Pod(&web), Protocol::Tcp, 80);
 //! assert!(!v.allowed);
 //! ```
 
@@ -249,7 +249,7 @@ pub struct PodReachability {
 
 /// One end of a connection.
 #[derive(Debug, Clone, Copy)]
-pub enum Endpoint<'a> {
+pub enum Peer<'a> {
     /// A pod (policies apply to it; selectors and ipBlocks match it).
     Pod(&'a Pod),
     /// An address outside the cluster's pods (only ipBlocks match it; no policy applies to it).
@@ -301,8 +301,8 @@ pub fn cluster_reachability(cluster: &Cluster<'_>) -> Vec<PodReachability> {
 /// Whether a connection from `from` to `to` on `protocol`/`port` is allowed, and by what.
 pub fn check(
     cluster: &Cluster<'_>,
-    from: &Endpoint<'_>,
-    to: &Endpoint<'_>,
+    from: &Peer<'_>,
+    to: &Peer<'_>,
     protocol: Protocol,
     port: u16,
 ) -> Verdict {
@@ -401,7 +401,7 @@ impl<'p> Block<'p> {
 }
 
 /// One peer of a rule. With none of the three set it matches nothing (validation refuses it).
-struct Peer<'p> {
+struct RulePeer<'p> {
     pods: Option<&'p LabelSelector>,
     namespaces: Option<&'p LabelSelector>,
     block: Option<Block<'p>>,
@@ -410,7 +410,7 @@ struct Peer<'p> {
 /// One rule of a policy, direction-neutral. No peers: every peer.
 struct Rule<'p> {
     ports: &'p [NetworkPolicyPort],
-    peers: Vec<Peer<'p>>,
+    peers: Vec<RulePeer<'p>>,
 }
 
 impl<'p> Rule<'p> {
@@ -420,7 +420,7 @@ impl<'p> Rule<'p> {
             peers: peers
                 .unwrap_or(&[])
                 .iter()
-                .map(|p| Peer {
+                .map(|p| RulePeer {
                     pods: p.pod_selector.as_ref(),
                     namespaces: p.namespace_selector.as_ref(),
                     block: p.ip_block.as_ref().map(Block::new),
@@ -582,10 +582,10 @@ impl<'a> Context<'a> {
         PodView::new(pod)
     }
 
-    fn end<'p>(&self, e: &Endpoint<'p>) -> End<'p> {
+    fn end<'p>(&self, e: &Peer<'p>) -> End<'p> {
         match e {
-            Endpoint::Pod(p) => End::Pod(PodView::new(p)),
-            Endpoint::Address(ip) => End::Address(netparse::GoIp::from_std(*ip)),
+            Peer::Pod(p) => End::Pod(PodView::new(p)),
+            Peer::Address(ip) => End::Address(netparse::GoIp::from_std(*ip)),
         }
     }
 
@@ -606,7 +606,7 @@ impl<'a> Context<'a> {
     }
 
     /// Whether `peer` (of a policy in `policy_ns`) matches the pod `other`.
-    fn peer_matches_pod(&self, peer: &Peer<'_>, policy_ns: &str, other: &PodView<'_>) -> bool {
+    fn peer_matches_pod(&self, peer: &RulePeer<'_>, policy_ns: &str, other: &PodView<'_>) -> bool {
         if let Some(block) = &peer.block {
             return other.ips.iter().any(|ip| block.contains(ip));
         }

@@ -5,7 +5,7 @@ use std::net::IpAddr;
 
 use ipnet::IpNet;
 use proptest::prelude::*;
-use svcnet_model::reachability::{self, Cluster, Endpoint, Namespace, Protocol};
+use svcnet_model::reachability::{self, Cluster, Namespace, Peer as Endpoint, Protocol};
 use svcnet_model::{
     Container, ContainerPort, IntOrString, IpBlock, LabelSelector, LabelSelectorRequirement, NetworkPolicy,
     NetworkPolicyEgressRule, NetworkPolicyIngressRule, NetworkPolicyPeer, NetworkPolicyPort,

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
-use svcnet_discovery::{Answer, AnswerRules, DnsOptions, PodMode, RecordType, Zone};
+use svcnet_discovery::{Answer, AnswerRules, DnsOptions, DnsZone, PodMode, RecordType};
 use svcnet_model::ObjectSet;
 
 use crate::error::CliError;
@@ -137,7 +137,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 
 /// Reads a file into a zone. Namespace objects are not decoded by `input`; they are read
 /// here, for which names exist.
-fn read_zone(path: &str, options: &DnsOptions) -> Result<Zone, CliError> {
+fn read_zone(path: &str, options: &DnsOptions) -> Result<DnsZone, CliError> {
     let mut set = ObjectSet::default();
     let mut namespaces = Vec::new();
     for (value, origin) in flatten(read_documents(path)?) {
@@ -151,7 +151,7 @@ fn read_zone(path: &str, options: &DnsOptions) -> Result<Zone, CliError> {
             set.push(object);
         }
     }
-    let mut zone = Zone::from_objects(options.clone(), &set.services, &set.endpoint_slices, &set.pods)
+    let mut zone = DnsZone::from_objects(options.clone(), &set.services, &set.endpoint_slices, &set.pods)
         .map_err(|e| CliError::Usage(format!("--cluster-domain/--ttl: {e}")))?;
     for ns in &namespaces {
         zone.declare_namespace(ns);
