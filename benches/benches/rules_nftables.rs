@@ -13,65 +13,9 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use svcnet_rules::nftables::{
-    LocalDetector, NftConfig, NftEndpoint, NftProxier, NftServicePort, Protocol, ServiceUpdate,
-};
-
-const SERVICES: usize = 10_000;
-const ENDPOINTS: usize = 10;
-
-fn endpoint(n: usize) -> NftEndpoint {
-    let ip = format!("10.{}.{}.{}", 128 + ((n >> 16) & 63), (n >> 8) & 255, n & 255);
-    NftEndpoint {
-        ip: ip.parse().unwrap(),
-        port: 80,
-        is_local: false,
-    }
-}
-
-fn port(i: usize, changed: bool) -> NftServicePort {
-    let mut eps: Vec<NftEndpoint> = (0..ENDPOINTS)
-        .map(|j| {
-            let n = if changed && i == 0 && j == 0 {
-                SERVICES * ENDPOINTS + 1
-            } else {
-                i * ENDPOINTS + j
-            };
-            endpoint(n)
-        })
-        .collect();
-    eps.sort_by_cached_key(|e| format!("{}:{}", e.ip, e.port));
-    NftServicePort {
-        namespace: format!("ns-{}", i % 100),
-        name: format!("svc-{i}"),
-        port_name: "p80".into(),
-        protocol: Protocol::Tcp,
-        cluster_ip: format!("172.30.{}.{}", (i >> 8) & 255, i & 255).parse().unwrap(),
-        port: 80,
-        node_port: 0,
-        external_ips: vec![],
-        load_balancer_vips: vec![],
-        source_ranges: vec![],
-        affinity_timeout: None,
-        internal_policy_local: false,
-        external_policy_local: false,
-        externally_accessible: false,
-        uses_cluster_endpoints: true,
-        uses_local_endpoints: false,
-        cluster_endpoints: eps.clone(),
-        local_endpoints: vec![],
-        all_locally_reachable: eps,
-        has_endpoints: true,
-    }
-}
-
-/// The settings of kube-proxy's `NewFakeProxier`.
-fn config() -> NftConfig {
-    let mut c = NftConfig::new("192.168.0.2".parse().unwrap());
-    c.masquerade_mark = "0x4000".into();
-    c.local_detector = Some(LocalDetector::ClusterCidr("10.0.0.0/8".parse().unwrap()));
-    c
-}
+use svcnet_benches::oracle::SERVICES;
+use svcnet_benches::oracle_nft::{config, port};
+use svcnet_rules::nftables::{NftProxier, NftServicePort, ServiceUpdate};
 
 fn bench(c: &mut Criterion) {
     let ports: Vec<NftServicePort> = (0..SERVICES).map(|i| port(i, false)).collect();
