@@ -25,7 +25,6 @@ use crate::proxy::{Protocol, ProxyModel, ServicePortInfo, ServicePortName};
 /// One conntrack filter: entries matching every field that is set are to be deleted.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
 pub struct ConntrackFilter {
     /// The protocol (`-p`).
     pub protocol: Protocol,
