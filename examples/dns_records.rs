@@ -60,6 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Answer::Records(records) => records.iter().for_each(|r| println!("{r}")),
             Answer::NoData => println!("{name} {ty}: the name exists, no {ty} record"),
             Answer::NxDomain => println!("{name} {ty}: NXDOMAIN"),
+            other => println!("{name} {ty}: {other:?}"),
         }
     }
 

@@ -115,7 +115,7 @@ impl Allocator for NodePortAllocator {
 /// One family of a [`MultiCidrAllocator`], as the MetaAllocator of that family: addresses
 /// taken without an owner.
 #[derive(Debug)]
-pub struct FamilyAllocator<'a> {
+pub(crate) struct FamilyAllocator<'a> {
     /// The allocator.
     pub allocator: &'a mut MultiCidrAllocator,
     /// The family operated on.

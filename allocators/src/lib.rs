@@ -76,7 +76,7 @@ mod service;
 mod snapshot;
 mod sparse;
 
-pub use allocator::{Allocator, FamilyAllocator};
+pub use allocator::Allocator;
 pub use bitmap::{AllocationBitmap, ScanStrategy};
 pub use cluster_ip::{
     ClusterIpRange, ClusterIpRanges, IPV6_BITMAP_CAP, LEGACY_MAX_HOST_BITS, validate_legacy_range,
@@ -86,18 +86,18 @@ pub use multi_cidr::{
     DELETION_GRACE_SECONDS, DeletionDecision, IP_ADDRESS_GRACE_SECONDS, IP_ALLOCATOR_CONTROLLER,
     IpAddressRecord, LABEL_IP_FAMILY, LABEL_MANAGED_BY, MultiCidrAllocator, ServiceRef, TERMINATING_MESSAGE,
 };
-pub use net::{IpFamily, cluster_ip_band_offset, node_port_band_offset, prefix_contains_ip};
+pub use net::{IpFamily, prefix_contains_ip};
 pub use ports::{NodePortAllocator, PortOperation, PortRange};
 pub use repair::{
     ClusterIpRepair, NodePortRepair, REPAIRS_BEFORE_LEAK_CLEANUP, RepairError, RepairEvent, RepairFinding,
-    RepairReport, service_node_ports,
+    RepairReport,
 };
 pub use rng::SplitMix64;
 pub use service::{
     ClusterIpAllocator, ServiceAllocError, allocate_cluster_ips, allocate_node_ports, needs_health_check,
     release_cluster_ips, release_node_ports, update_cluster_ips, update_node_ports,
 };
-pub use snapshot::{RangeAllocation, decode_base64, encode_base64};
+pub use snapshot::RangeAllocation;
 pub use sparse::SparseIpv6Range;
 
 pub use rand_core;

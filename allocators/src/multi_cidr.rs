@@ -154,6 +154,7 @@ impl CidrEntry {
 
 /// What the deletion guard decides for a ServiceCIDR being deleted.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DeletionDecision {
     /// IPs in use depend on it alone: it keeps its finalizer and gets this `Ready=False`
     /// condition (reason `Terminating`).

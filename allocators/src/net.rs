@@ -56,13 +56,13 @@ pub(crate) fn range_size(net: &IpNet) -> u64 {
 
 /// The KEP-3070 band offset of a ClusterIP range: `clamp(size / 16, 16, 256)`, 0 when the
 /// CIDR holds 16 addresses or fewer (`calculateRangeOffset`).
-pub fn cluster_ip_band_offset(cidr: &IpNet) -> u64 {
+pub(crate) fn cluster_ip_band_offset(cidr: &IpNet) -> u64 {
     band_offset(range_size(cidr), 16, 256, 16)
 }
 
 /// The KEP-3668 band offset of a NodePort range of `size` ports: `clamp(size / 32, 16, 128)`,
 /// 0 when the range holds 16 ports or fewer.
-pub fn node_port_band_offset(size: u64) -> u64 {
+pub(crate) fn node_port_band_offset(size: u64) -> u64 {
     band_offset(size, 16, 128, 32)
 }
 

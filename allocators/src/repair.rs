@@ -40,6 +40,7 @@ pub enum RepairFinding {
 
 /// One finding of a repair run, with the Kubernetes event reason where there is one.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RepairEvent {
     /// What was found.
     pub finding: RepairFinding,
@@ -56,6 +57,7 @@ pub struct RepairEvent {
 
 /// The result of one repair run: the rebuilt allocator (what to store) and the findings.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RepairReport<T> {
     /// The allocation state to write back.
     pub rebuilt: T,
@@ -377,7 +379,7 @@ pub struct NodePortRepair {
 /// non-zero `nodePort`; the same node port with the same protocol twice is listed twice (the
 /// second is a duplicate), with another protocol once; the health-check port unless it is
 /// already listed for a non-TCP protocol only.
-pub fn service_node_ports(svc: &Service) -> Vec<i32> {
+pub(crate) fn service_node_ports(svc: &Service) -> Vec<i32> {
     let mut out = Vec::new();
     let mut seen: BTreeMap<i32, Vec<&str>> = BTreeMap::new();
     for p in svc.spec().ports() {

@@ -126,6 +126,7 @@ pub enum Op {
 
 /// One repair finding, in a result.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct EventResult {
     /// Kubernetes' message.
     pub message: String,
@@ -139,6 +140,7 @@ pub struct EventResult {
 
 /// The result of one operation; absent fields are left out (JSON keys in name order).
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct OpResult {
     /// `lower`, `upper` or `mixed`: the bands of the values allocated.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -208,6 +210,7 @@ impl OpResult {
 /// The model a script runs on, with its state.
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
+#[non_exhaustive]
 pub enum Model {
     /// `cluster-ip`: one range per family, as the legacy ClusterIP allocator.
     Ip {

@@ -46,7 +46,7 @@ fn de_b64<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// Standard base64 with padding.
-pub fn encode_base64(data: &[u8]) -> String {
+pub(crate) fn encode_base64(data: &[u8]) -> String {
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {
         let b = [
@@ -67,7 +67,7 @@ pub fn encode_base64(data: &[u8]) -> String {
 }
 
 /// Decodes standard base64 (padding optional, ASCII whitespace ignored).
-pub fn decode_base64(text: &str) -> Result<Vec<u8>, AllocError> {
+pub(crate) fn decode_base64(text: &str) -> Result<Vec<u8>, AllocError> {
     let bad = |why: &str| AllocError::invalid("base64 data", text, why);
     let mut out = Vec::with_capacity(text.len() / 4 * 3);
     let (mut acc, mut bits, mut pad) = (0u32, 0u32, 0usize);

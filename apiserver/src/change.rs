@@ -42,6 +42,7 @@ impl ChangeKind {
 /// assert_eq!(c.to_string(), "dropped spec.loadBalancerClass (\"example.com/lb\"): type is no longer LoadBalancer");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Change {
     /// The field path, e.g. `spec.ports[0].nodePort`.
     pub field: String,

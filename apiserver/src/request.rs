@@ -26,6 +26,7 @@ pub enum Step {
 
 /// What the API server answers to one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Answer {
     /// The causes of the refusal, as the Status lists them; empty when accepted.
     pub errors: ErrorList,
@@ -37,6 +38,16 @@ pub struct Answer {
 }
 
 impl Answer {
+    /// The answer of validation alone: `errors` as the causes, nothing changed (for callers
+    /// that run `svcnet_model::validation` themselves, as `svcnet validate --no-defaults` does).
+    pub fn from_validation(errors: ErrorList) -> Answer {
+        Answer {
+            errors,
+            changes: Vec::new(),
+            step: Step::Validation,
+        }
+    }
+
     /// True when the request is accepted.
     pub fn is_valid(&self) -> bool {
         self.errors.is_empty()

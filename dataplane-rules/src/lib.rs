@@ -35,7 +35,7 @@
 pub mod conntrack;
 mod error;
 pub mod explain;
-pub mod hash;
+pub(crate) mod hash;
 pub mod iptables;
 pub mod ipvs;
 pub mod nftables;

@@ -14,6 +14,7 @@ use serde::{Serialize, Serializer};
 ///
 /// Declared in the byte order of their names, so that sorting by type sorts by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[non_exhaustive]
 pub enum RecordType {
     /// An IPv4 address.
     A,
@@ -82,6 +83,7 @@ pub struct Srv {
 
 /// A record's data, typed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum RecordData {
     /// `A`.
     A(Ipv4Addr),
@@ -325,6 +327,7 @@ impl fmt::Display for RecordSet {
 
 /// The records that change: what to remove and what to add, each sorted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct RecordDelta {
     /// Records no longer served.
     pub removed: Vec<Record>,

@@ -168,6 +168,7 @@ pub enum Change<'a> {
 
 /// What a DNS server answers for one query.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Answer {
     /// The name exists and holds these records of the type asked (for A/AAAA at an
     /// ExternalName Service, its CNAME).

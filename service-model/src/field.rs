@@ -271,6 +271,7 @@ impl fmt::Display for Path {
 
 /// One validation failure.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct FieldError {
     /// What kind of failure.
     pub type_: ErrorType,

@@ -96,20 +96,41 @@ pub mod validation;
 
 /// Small-string type of the endpoint fields (inline up to 24 bytes), re-exported for callers.
 pub use compact_str::CompactString;
-pub use endpoints::*;
-pub use endpointslice::*;
+pub use endpoints::{
+    CoreEndpointPort, ENDPOINTS_OVER_CAPACITY_ANNOTATION, EndpointAddress, EndpointSubset, Endpoints,
+};
+pub use endpointslice::{
+    Endpoint, EndpointConditions, EndpointHints, EndpointPort, EndpointSlice, ForNode, ForZone, address_type,
+    labels,
+};
 pub use error::ModelError;
 pub use intstr::IntOrString;
-pub use labelselector::*;
-pub use meta::*;
+pub use labelselector::{LabelSelector, LabelSelectorRequirement};
+pub use meta::{Condition, ObjectMeta, ObjectReference, OwnerReference, StringMap};
 pub use net::{IpFamily, Protocol};
-pub use networkpolicy::*;
-pub use node::*;
-pub use object::*;
-pub use pod::*;
+pub use networkpolicy::{
+    IpBlock, NetworkPolicy, NetworkPolicyEgressRule, NetworkPolicyIngressRule, NetworkPolicyPeer,
+    NetworkPolicyPort, NetworkPolicySpec, policy_type,
+};
+pub use node::{
+    LABEL_CONTROL_PLANE, LABEL_HOSTNAME, LABEL_MASTER, LABEL_TOPOLOGY_REGION, LABEL_TOPOLOGY_ZONE, Node,
+    NodeAddress, NodeSpec, NodeStatus, Taint,
+};
+pub use object::{KNOWN_KINDS, Object, ObjectSet};
+pub use pod::{
+    Container, ContainerPort, EnvVar, Pod, PodCondition, PodIp, PodSpec, PodSpecRef, PodStatus,
+    ResourceRequirements, pod_phase,
+};
 pub use quantity::Quantity;
-pub use service::*;
-pub use servicecidr::*;
+pub use service::{
+    CLUSTER_IP_NONE, ClientIpConfig, LoadBalancerIngress, LoadBalancerStatus, PortStatus, Service,
+    ServicePort, ServiceSpec, ServiceStatus, SessionAffinityConfig, ip_family, ip_family_policy, protocol,
+    service_type, session_affinity, traffic_distribution, traffic_policy,
+};
+pub use servicecidr::{
+    DEFAULT_SERVICE_CIDR_NAME, IpAddress, IpAddressSpec, ParentReference, SERVICE_CIDR_CONDITION_READY,
+    SERVICE_CIDR_FINALIZER, ServiceCidr, ServiceCidrSpec, ServiceCidrStatus,
+};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -410,16 +410,8 @@ impl ServicePort {
 }
 
 /// Parses an IP address found at `field`, naming the field and value on failure.
-pub fn parse_ip(field: &str, value: &str) -> Result<IpAddr, ModelError> {
+pub(crate) fn parse_ip(field: &str, value: &str) -> Result<IpAddr, ModelError> {
     value.parse().map_err(|_| ModelError::Ip {
-        field: field.to_owned(),
-        value: value.to_owned(),
-    })
-}
-
-/// Parses a CIDR found at `field`, naming the field and value on failure.
-pub fn parse_cidr(field: &str, value: &str) -> Result<ipnet::IpNet, ModelError> {
-    value.parse().map_err(|_| ModelError::Cidr {
         field: field.to_owned(),
         value: value.to_owned(),
     })

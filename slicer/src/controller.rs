@@ -28,7 +28,7 @@ use crate::service::Options;
 /// True when the EndpointSlice controller reads `slice` as its own: its
 /// `endpointslice.kubernetes.io/managed-by` label names the controller, or is absent (inputs
 /// written by hand often omit it).
-pub fn managed_by_controller(slice: &EndpointSlice) -> bool {
+pub(crate) fn managed_by_controller(slice: &EndpointSlice) -> bool {
     slice
         .metadata
         .label(labels::MANAGED_BY)
@@ -37,7 +37,7 @@ pub fn managed_by_controller(slice: &EndpointSlice) -> bool {
 
 /// True when the mirroring controller reads `slice` as its own: its `managed-by` label names
 /// the mirroring controller, or is absent.
-pub fn managed_by_mirroring(slice: &EndpointSlice) -> bool {
+pub(crate) fn managed_by_mirroring(slice: &EndpointSlice) -> bool {
     slice
         .metadata
         .label(labels::MANAGED_BY)
@@ -48,7 +48,7 @@ pub fn managed_by_mirroring(slice: &EndpointSlice) -> bool {
 /// once and looked up per Service. A slice belongs to Service `ns/name` when it carries the
 /// label `name` and lives in `ns`, or has no namespace (an input written by hand).
 #[derive(Debug, Clone, Default)]
-pub struct SlicesByService<'a> {
+pub(crate) struct SlicesByService<'a> {
     exact: FastMap<(&'a str, &'a str), Vec<usize>>,
     any_namespace: FastMap<&'a str, Vec<usize>>,
 }
@@ -129,6 +129,7 @@ pub struct Hinting<'a> {
 
 /// What one sync did to one Service.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct ServiceSync {
     /// The writes, hints included (creates, then updates, then deletes).
     pub plan: Plan,
@@ -162,6 +163,7 @@ pub enum Skipped {
 
 /// What one sync did to every Service of a cluster.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct ClusterSync {
     /// Every Service's writes, Service by Service.
     pub plan: Plan,
@@ -225,8 +227,8 @@ pub struct Controller<'a> {
 
 impl Controller<'_> {
     /// One sync of `service`: slices from `pods` (those of its namespace matching its
-    /// selector), `existing` (its slices, as [`SlicesByService`] and
-    /// [`managed_by_controller`] select them), then hints on the same slices. `populated` is
+    /// selector), `existing` (its slices: those whose `kubernetes.io/service-name` label names it
+    /// and that the EndpointSlice controller manages), then hints on the same slices. `populated` is
     /// the controller's memory of having populated hints; `None` reads it from `existing`
     /// ([`hints_populated`]).
     ///
@@ -469,6 +471,7 @@ fn hint(service: &Service, sync: &mut ServiceSync, hinting: &Hinting<'_>) {
 
 /// What the mirroring controller's sync did to every selector-less Service.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct MirrorSync {
     /// Every Service's writes.
     pub plan: Plan,
@@ -483,8 +486,8 @@ type Objects<'a> = (Option<&'a Service>, Option<&'a Endpoints>);
 
 /// One sync of the mirroring controller over a cluster: every `Endpoints` object, then every
 /// Service named by a mirrored slice only (those slices are deleted), each mirrored by
-/// [`mirror_shared`](crate::mirror_shared) against the slices labelled for it and managed by
-/// the mirroring controller ([`managed_by_mirroring`]).
+/// [`mirror`](crate::mirror) against the slices labelled for it and managed by the mirroring
+/// controller (`endpointslice.kubernetes.io/managed-by: endpointslicemirroring-controller.k8s.io`).
 pub fn mirror_all(
     services: &[Service],
     endpoints: &[Endpoints],

@@ -265,6 +265,7 @@ pub(crate) fn endpoint_with(
 
 /// How a Pod update matters to endpoints (`podEndpointsChanged`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct PodChange {
     /// The Pod's endpoints may differ: deletion timestamp, readiness or IPs changed.
     pub endpoints: bool,
@@ -407,7 +408,7 @@ fn target_ref_eq(a: &Option<ObjectReference>, b: &Option<ObjectReference>) -> bo
 /// `EndpointsEqualBeyondHash`: the fields not covered by [`EndpointId`] are equal — node name,
 /// zone, the three conditions (unset differs from false) and the target reference (ignoring its
 /// resource version). Hints are not compared.
-pub fn endpoints_equal_beyond_id(a: &Endpoint, b: &Endpoint) -> bool {
+pub(crate) fn endpoints_equal_beyond_id(a: &Endpoint, b: &Endpoint) -> bool {
     a.node_name == b.node_name
         && a.zone == b.zone
         && a.conditions.ready == b.conditions.ready

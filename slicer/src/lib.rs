@@ -103,22 +103,19 @@ mod repack;
 mod service;
 
 pub use controller::{
-    ClusterSync, Controller, Hinting, MirrorSync, ServiceSync, Skipped, SlicesByService, hints_populated,
-    managed_by_controller, managed_by_mirroring, mirror_all,
+    ClusterSync, Controller, Hinting, MirrorSync, ServiceSync, Skipped, hints_populated, mirror_all,
 };
 pub use endpoint::{
-    EndpointId, Family, PodChange, address_types, endpoints_equal_beyond_id, pod_change,
-    pod_is_endpoint_candidate, pod_to_endpoint,
+    EndpointId, Family, PodChange, address_types, pod_change, pod_is_endpoint_candidate, pod_to_endpoint,
 };
 pub use error::SliceError;
 pub use legacy::{ENDPOINTS_MAX_CAPACITY, legacy_endpoints};
-pub use mirror::{MirrorEvent, MirrorOptions, MirrorPlan, mirror, mirror_shared};
+pub use mirror::{MirrorEvent, MirrorOptions, MirrorPlan, mirror};
 pub use names::{NameSource, SeededNames, SequentialNames, slice_name_prefix};
 pub use nodes::NodeZones;
 pub use plan::{Plan, SyncError};
-pub use ports::{PortKey, find_port, kubernetes_port_order, pod_endpoint_ports};
+pub use ports::{PortKey, kubernetes_port_order, pod_endpoint_ports};
 pub use reconcile::{ServiceSlices, reconcile};
-pub use repack::repack_subsets;
 pub use service::Options;
 
 /// The README's examples, compiled and run as doc tests.

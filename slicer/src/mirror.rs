@@ -86,6 +86,7 @@ impl fmt::Display for MirrorEvent {
 
 /// A mirroring plan and the events recorded while computing it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MirrorPlan {
     /// The slice writes.
     pub plan: Plan,
@@ -183,7 +184,7 @@ pub fn mirror(
 }
 
 /// As [`mirror`], with the existing slices shared: the plan's deletes share them too.
-pub fn mirror_shared(
+pub(crate) fn mirror_shared(
     service: Option<&Service>,
     endpoints: Option<&Endpoints>,
     existing: &[Arc<EndpointSlice>],

@@ -13,6 +13,7 @@ use svcnet_model::EndpointSlice;
 /// produced the plan, so a plan costs no copy of the endpoints; the state rewrites a slice in
 /// place on the next change once the caller has dropped the plans that share it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Plan {
     /// New slices (with `generateName` and a generated name).
     pub create: Vec<Arc<EndpointSlice>>,

@@ -7,7 +7,7 @@ use svcnet_model::{Container, EndpointPort, IntOrString, Pod, Service, ServicePo
 /// name is looked up among the container ports with that name and the Service port's protocol,
 /// first in the regular containers, then in sidecar init containers (`restartPolicy: Always`).
 /// `None` when the name matches nothing. An unset `targetPort` means the Service port itself.
-pub fn find_port(pod: &Pod, port: &ServicePort) -> Option<i32> {
+pub(crate) fn find_port(pod: &Pod, port: &ServicePort) -> Option<i32> {
     match &port.target_port {
         None => Some(port.port),
         Some(IntOrString::Int(n)) => Some(*n),

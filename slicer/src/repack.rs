@@ -35,7 +35,7 @@ fn address_order(a: &EndpointAddress, b: &EndpointAddress) -> std::cmp::Ordering
 /// with `ports: None` — or, when exactly the same addresses serve real ports, in that subset.
 /// Ports numbered 0 or less are treated like the sentinel. Subsets and their ports come out in
 /// a fixed order (Kubernetes orders them by an FNV hash; the content is the same).
-pub fn repack_subsets(subsets: &[EndpointSubset]) -> Vec<EndpointSubset> {
+pub(crate) fn repack_subsets(subsets: &[EndpointSubset]) -> Vec<EndpointSubset> {
     let sentinel = CoreEndpointPort {
         port: -1,
         ..Default::default()

@@ -164,6 +164,8 @@ fn print_answer(name: &str, qtype: RecordType, answer: &Answer, format: Format) 
         Answer::Records(r) => ("NOERROR", r.as_slice()),
         Answer::NoData => ("NOERROR", &[][..]),
         Answer::NxDomain => ("NXDOMAIN", &[][..]),
+        // An answer kind this CLI does not know yet: the server failed to answer.
+        _ => ("SERVFAIL", &[][..]),
     };
     match format {
         Format::Json => print_json(&json!({

@@ -124,11 +124,7 @@ fn pure_validation(obj: &Object, old: Option<&Object>, status: bool) -> Answer {
         Some(o) if status => validation::validate_object_status(obj, o),
         _ => validation::validate_object(obj, old),
     };
-    Answer {
-        errors,
-        changes: Vec::new(),
-        step: Step::Validation,
-    }
+    Answer::from_validation(errors)
 }
 
 /// `--status`: defaulting, then the status-update validation (the status strategy keeps the
@@ -145,11 +141,7 @@ fn status_update(obj: &Object, old: Option<&Object>) -> Answer {
         None => validation::validate_object(&new, None),
     };
     svcnet_apiserver::merge_duplicates(&mut errors);
-    Answer {
-        errors,
-        changes: Vec::new(),
-        step: Step::Validation,
-    }
+    Answer::from_validation(errors)
 }
 
 /// Counts of the verdicts, and of the objects skipped by kind, for the text summary.

@@ -22,6 +22,7 @@ use crate::proxy::ProxyConfig;
 
 /// What a finding says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[non_exhaustive]
 pub enum Code {
     /// No Service of that name.
     ServiceNotFound,
@@ -52,6 +53,7 @@ pub enum Code {
 
 /// One finding, with the objects (and fields) involved.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Finding {
     /// What it is.
     pub code: Code,
@@ -63,6 +65,7 @@ pub struct Finding {
 
 /// The answer for one Service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Explanation {
     /// `ns/name`.
     pub service: String,

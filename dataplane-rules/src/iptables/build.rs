@@ -234,7 +234,7 @@ impl ServiceChains {
 }
 
 /// The endpoint chain of an endpoint of a service port (`servicePortEndpointChainName`).
-pub fn endpoint_chain(port: &ServicePortInfo, ep: &Endpoint) -> Chain {
+pub(crate) fn endpoint_chain(port: &ServicePortInfo, ep: &Endpoint) -> Chain {
     let mut text = String::with_capacity(48);
     endpoint_chain_with(port, ep, &mut text)
 }

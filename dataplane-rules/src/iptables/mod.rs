@@ -31,7 +31,7 @@ mod types;
 
 pub use build::{
     CT_STATE_INVALID_COUNTER, IptablesSettings, LOCALHOST_NODEPORTS_COUNTER, Line, Scope, ServiceChains,
-    Table, Transaction, build_transaction, endpoint_chain,
+    Table, Transaction, build_transaction,
 };
 pub use parse::{ParseError, Parsed, Skipped, parse_state, parse_transaction, with_jump_rules};
 pub use sync::{IptablesState, KernelTable, changed_services, jump_rules, sync, sync_owned};

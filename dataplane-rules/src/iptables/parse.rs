@@ -57,6 +57,7 @@ const NFACCT: &[&str] = &[
 
 /// Why rule text could not be read. Every variant names the line (1-based) and its text.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ParseError {
     /// A line that is none of `*table`, `:CHAIN ...`, `-A`, `-X`, `-F`, `-N`, `COMMIT`, a
     /// comment or blank, or that comes outside a table.
@@ -100,6 +101,7 @@ pub struct Skipped {
 
 /// A parse result and the lines it does not hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Parsed<T> {
     /// What was read.
     pub value: T,

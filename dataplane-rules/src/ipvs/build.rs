@@ -29,7 +29,8 @@ pub struct IpvsSettings {
     /// The node's interfaces and their addresses (what netlink lists), `kube-ipvs0` included
     /// when it already holds addresses.
     pub interfaces: Vec<(String, Vec<IpAddr>)>,
-    /// The addresses NodePort virtual servers are created on (see [`node_port_addresses`]).
+    /// The addresses NodePort virtual servers are created on (from `--nodeport-addresses` and
+    /// `interfaces`).
     pub node_port_ips: Vec<IpAddr>,
     /// Name IPv6 sets as kube-proxy's test fake does (`KUBE-...`, no `KUBE-6-` prefix).
     /// Off by default: kube-proxy v1.37.2's `NewProxier` names them `KUBE-6-...`.
@@ -87,7 +88,11 @@ fn valid_for_set(a: IpAddr, ipv6: bool) -> bool {
 /// holding a zero CIDR ("match all"), every address of every interface but `kube-ipvs0`
 /// that is of the family and neither loopback nor IPv6 link-local; else each interface
 /// address inside one of the family's CIDRs, loopback left out. In value order, each once.
-pub fn node_port_addresses(ipv6: bool, cidrs: &[IpNet], interfaces: &[(String, Vec<IpAddr>)]) -> Vec<IpAddr> {
+pub(crate) fn node_port_addresses(
+    ipv6: bool,
+    cidrs: &[IpNet],
+    interfaces: &[(String, Vec<IpAddr>)],
+) -> Vec<IpAddr> {
     let fam: Vec<IpNet> = cidrs
         .iter()
         .copied()

@@ -14,7 +14,7 @@ mod iptables;
 mod render;
 mod server;
 
-pub use build::{IpvsOptions, IpvsSettings, PortInput, build, build_rule_set, node_port_addresses};
+pub use build::{IpvsOptions, IpvsSettings, PortInput, build, build_rule_set};
 pub use ipset::{IpSet, IpSetEntry, IpSetKind, IpSets, SetType};
 pub use iptables::{
     BlockedFromNode, ClusterIpMasquerade, FILTER_CHAINS, IptablesPart, IptablesSettings, JUMPS, NAT_CHAINS,
@@ -32,6 +32,7 @@ pub const DUMMY_DEVICE: &str = "kube-ipvs0";
 
 /// Everything IPVS mode programs on one node for one IP family.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct IpvsRuleSet {
     /// Whether this is the IPv6 proxier's rule set.
     pub ipv6: bool,

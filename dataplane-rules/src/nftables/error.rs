@@ -4,6 +4,7 @@ use super::object::Verb;
 
 /// Why an nftables rule set could not be built or a transaction not applied.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum NftError {
     /// An operation refers to an object that does not exist.
     #[error("no such {kind} {name:?}")]

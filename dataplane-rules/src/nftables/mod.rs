@@ -40,7 +40,7 @@ pub use error::NftError;
 pub use fxhash::{FxBuild, FxHasher};
 pub use input::{LocalDetector, NftConfig, NftEndpoint, NftServicePort, Protocol};
 pub use limits::Limits;
-pub use names::{COMMENT_LENGTH_MAX, NAME_LENGTH_MAX, hash_and_truncate, truncate_comment};
+pub use names::{COMMENT_LENGTH_MAX, NAME_LENGTH_MAX};
 pub use object::{
     BaseChain, Chain, ChainType, ContainerKind, Counter, Element, Family, Hook, Object, Rule, Set, SetFlag,
     Table, Verb,

@@ -23,7 +23,7 @@ fn hash8(name: &str) -> [u8; 8] {
 
 /// kube-proxy's `hashAndTruncate`: `XXXXXXXX-name`, cut to 237 bytes plus `...` when
 /// longer than 240.
-pub fn hash_and_truncate(name: &str) -> String {
+pub(crate) fn hash_and_truncate(name: &str) -> String {
     let mut s = String::with_capacity(name.len() + 9);
     push_hash_and_truncate(&mut s, name);
     s
@@ -46,7 +46,7 @@ pub(crate) fn push_hash_and_truncate(out: &mut String, name: &str) {
 }
 
 /// kube-proxy's `truncateNFTablesComment`: at most 128 bytes.
-pub fn truncate_comment(s: &str) -> &str {
+pub(crate) fn truncate_comment(s: &str) -> &str {
     if s.len() <= COMMENT_LENGTH_MAX {
         return s;
     }

@@ -277,6 +277,7 @@ impl Object {
 /// The verb of an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Verb {
     /// `add`: create if missing.
     Add,

@@ -32,6 +32,7 @@ const KUBE_PROXY_MAPS: &[&str] = &[
 /// Why nftables text could not be read or applied. Every variant names the line (1-based)
 /// and its text.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ParseError {
     /// The line is not an operation as knftables writes it.
     #[error("line {line}: {why}: {text:?}")]

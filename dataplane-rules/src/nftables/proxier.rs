@@ -96,6 +96,7 @@ struct ServiceRecord {
 
 /// The result of one sync.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SyncOutput {
     /// Whether this was a full sync.
     pub full: bool,

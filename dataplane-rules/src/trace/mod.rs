@@ -100,6 +100,7 @@ impl HostAddresses {
 /// What the rules do with the packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Outcome {
     /// DNAT to one of [`Trace::endpoints`].
     Dnat,
@@ -128,6 +129,7 @@ impl Outcome {
 
 /// One rule the packet matched.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Step {
     /// The table (`nat`, `filter`, or the nftables table name).
     pub table: String,
@@ -139,6 +141,7 @@ pub struct Step {
 
 /// The answer of a tracer.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Trace {
     /// What happens to the packet.
     pub outcome: Outcome,
@@ -171,6 +174,7 @@ fn ser_endpoints<S: serde::Serializer>(e: &BTreeSet<SocketAddr>, s: S) -> Result
 
 /// Why a packet could not be traced.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum TraceError {
     /// The packet is malformed.
     #[error("packet {value:?}: {why}")]
