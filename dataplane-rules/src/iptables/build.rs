@@ -510,7 +510,53 @@ pub(crate) fn tx_text(
 pub(crate) struct Scratch {
     text: String,
     seps: Vec<Chain>,
-    index: FxHashMap<SocketAddr, Chain>,
+    /// Each endpoint's text, rendered once per sync: `ip:port` (`[ip]:port`), then its
+    /// endpoint chain's name; `spans` tells where each piece ends.
+    ep_text: String,
+    spans: Vec<EpSpan>,
+    index: FxHashMap<SocketAddr, usize>,
+}
+
+/// Where an endpoint's pieces lie in [`Scratch::ep_text`].
+#[derive(Debug, Clone, Copy)]
+struct EpSpan {
+    /// The socket text's start.
+    start: usize,
+    /// The address' start and end (inside the brackets for IPv6).
+    ip: (usize, usize),
+    /// The socket text's end, where the chain name starts.
+    socket_end: usize,
+    /// The chain name's end.
+    end: usize,
+}
+
+impl Scratch {
+    /// Endpoint `i`'s `ip:port` text.
+    fn socket(&self, i: usize) -> Option<&str> {
+        let sp = self.spans.get(i)?;
+        self.ep_text.get(sp.start..sp.socket_end)
+    }
+
+    /// Endpoint `i`'s address text.
+    fn ip(&self, i: usize) -> Option<&str> {
+        let sp = self.spans.get(i)?;
+        self.ep_text.get(sp.ip.0..sp.ip.1)
+    }
+
+    /// Endpoint `i`'s chain name.
+    fn name(&self, i: usize) -> Option<&str> {
+        let sp = self.spans.get(i)?;
+        self.ep_text.get(sp.socket_end..sp.end)
+    }
+}
+
+/// Writes `chain`, from its rendered name when there is one.
+#[inline]
+fn push_chain(t: &mut String, chain: Chain, name: Option<&str>) {
+    match name {
+        Some(n) => t.push_str(n),
+        None => chain.write_to(t),
+    }
 }
 
 /// Renders one service port (the body of `syncProxyRules`' service loop). Without `body`,
@@ -886,10 +932,9 @@ fn service_port_rules(
             &Target::None,
         );
     }
-    // 10. Policy chains. Each endpoint chain name is hashed once.
+    // 10. Policy chains. Each endpoint chain name is hashed (and its text rendered) once.
     endpoint_chains(port, scratch);
-    let seps = &scratch.seps;
-    let index = &scratch.index;
+    let scratch = &*scratch;
     if port.uses_cluster_policy() {
         out.chains.push(chains.svc);
         endpoint_rules(
@@ -899,8 +944,7 @@ fn service_port_rules(
             chains.svc,
             &port.cluster_endpoints,
             large,
-            seps,
-            index,
+            scratch,
         );
     }
     if port.uses_local_policy() {
@@ -912,43 +956,49 @@ fn service_port_rules(
             chains.svl,
             &port.local_endpoints,
             large,
-            seps,
-            index,
+            scratch,
         );
     }
     // 11. Endpoint chains.
     let body = &mut out.body;
-    for (ep, &chain) in port.all_locally_reachable.iter().zip(seps) {
+    for (i, (ep, &chain)) in port.all_locally_reachable.iter().zip(&scratch.seps).enumerate() {
         out.chains.push(chain);
+        let name = scratch.name(i);
         let t = &mut body.text;
         t.push_str("-A ");
-        chain.write_to(t);
+        push_chain(t, chain, name);
         if !large {
             t.push_str(" -m comment --comment ");
             t.push_str(&s);
         }
         t.push_str(" -s ");
-        write_ip(t, ep.ip);
+        match scratch.ip(i) {
+            Some(ip) => t.push_str(ip),
+            None => write_ip(t, ep.ip),
+        }
         t.push_str(" -j KUBE-MARK-MASQ");
         body.end(chain);
         let t = &mut body.text;
         t.push_str("-A ");
-        chain.write_to(t);
+        push_chain(t, chain, name);
         if !large {
             t.push_str(" -m comment --comment ");
             t.push_str(&s);
         }
         if port.session_affinity_timeout.is_some() {
             t.push_str(" -m recent --name ");
-            chain.write_to(t);
+            push_chain(t, chain, name);
             t.push_str(" --set");
         }
-        t.push_str(" -m ");
-        t.push_str(proto.lower());
-        t.push_str(" -p ");
-        t.push_str(proto.lower());
-        t.push_str(" -j DNAT --to-destination ");
-        write_socket(t, ep.addr());
+        t.push_str(match proto {
+            crate::proxy::Protocol::Tcp => " -m tcp -p tcp -j DNAT --to-destination ",
+            crate::proxy::Protocol::Udp => " -m udp -p udp -j DNAT --to-destination ",
+            crate::proxy::Protocol::Sctp => " -m sctp -p sctp -j DNAT --to-destination ",
+        });
+        match scratch.socket(i) {
+            Some(sock) => t.push_str(sock),
+            None => write_socket(t, ep.addr()),
+        }
         body.end(chain);
     }
     // A masquerade rule for an internal chain that is not declared (kube-proxy writes it all
@@ -965,18 +1015,47 @@ fn service_port_rules(
 /// for long lists).
 fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
     scratch.seps.clear();
+    scratch.spans.clear();
     scratch.index.clear();
+    let t = &mut scratch.ep_text;
+    t.clear();
     for ep in &port.all_locally_reachable {
-        let c = endpoint_chain_with(port, ep, &mut scratch.text);
+        // `ip:port` (`[ip]:port`), as the hash reads it and the DNAT rule writes it
+        let start = t.len();
+        let v6 = ep.ip.is_ipv6();
+        if v6 {
+            t.push('[');
+        }
+        let ip_start = t.len();
+        write_ip(t, ep.ip);
+        let ip_end = t.len();
+        if v6 {
+            t.push(']');
+        }
+        t.push(':');
+        push_u32(t, u32::from(ep.port));
+        let socket_end = t.len();
+        let c = Chain::Service(
+            ServiceChainKind::Sep,
+            chain_hash(&[
+                port.name_string.as_bytes(),
+                port.protocol.lower().as_bytes(),
+                t.get(start..socket_end).unwrap_or("").as_bytes(),
+            ]),
+        );
+        c.write_to(t);
         scratch.seps.push(c);
+        scratch.spans.push(EpSpan {
+            start,
+            ip: (ip_start, ip_end),
+            socket_end,
+            end: t.len(),
+        });
     }
     if port.all_locally_reachable.len() > 16 {
-        scratch.index.extend(
-            port.all_locally_reachable
-                .iter()
-                .map(Endpoint::addr)
-                .zip(scratch.seps.iter().copied()),
-        );
+        scratch
+            .index
+            .extend(port.all_locally_reachable.iter().map(Endpoint::addr).zip(0..));
     }
 }
 
@@ -989,21 +1068,26 @@ fn endpoint_rules(
     chain: Chain,
     endpoints: &[Endpoint],
     large: bool,
-    seps: &[Chain],
-    index: &FxHashMap<SocketAddr, Chain>,
+    scratch: &Scratch,
 ) {
-    let sep_of = |ep: &Endpoint| -> Chain {
+    // The endpoint's chain, with its rendered name when it is a locally reachable one (every
+    // endpoint a policy chain jumps to is).
+    let sep_of = |ep: &Endpoint| -> (Chain, Option<&str>) {
         let addr = ep.addr();
-        let found = if index.is_empty() {
-            port.all_locally_reachable
-                .iter()
-                .position(|e| e.addr() == addr)
-                .and_then(|i| seps.get(i).copied())
+        let found = if scratch.index.is_empty() {
+            port.all_locally_reachable.iter().position(|e| e.addr() == addr)
         } else {
-            index.get(&addr).copied()
+            scratch.index.get(&addr).copied()
         };
-        found.unwrap_or_else(|| endpoint_chain(port, ep))
+        match found.and_then(|i| Some((*scratch.seps.get(i)?, scratch.name(i)))) {
+            Some(c) => c,
+            None => (endpoint_chain(port, ep), None),
+        }
     };
+    // `-A CHAIN`, rendered once for the chain's rules
+    let mut begin = String::with_capacity(32);
+    begin.push_str("-A ");
+    chain.write_to(&mut begin);
     let comment = |t: &mut String, ep: &Endpoint| {
         if !large {
             t.push_str(" -m comment --comment \"");
@@ -1015,23 +1099,23 @@ fn endpoint_rules(
     };
     if let Some(seconds) = port.session_affinity_timeout {
         for ep in endpoints {
-            let c = sep_of(ep);
-            body.begin(chain);
+            let (c, name) = sep_of(ep);
+            body.text.push_str(&begin);
             let t = &mut body.text;
             comment(t, ep);
             t.push_str(" -m recent --name ");
-            c.write_to(t);
+            push_chain(t, c, name);
             t.push_str(" --rcheck --seconds ");
             push_u32(t, seconds);
             t.push_str(" --reap -j ");
-            c.write_to(t);
+            push_chain(t, c, name);
             body.end(chain);
         }
     }
     let n = endpoints.len();
     for (i, ep) in endpoints.iter().enumerate() {
-        let c = sep_of(ep);
-        body.begin(chain);
+        let (c, name) = sep_of(ep);
+        body.text.push_str(&begin);
         let t = &mut body.text;
         comment(t, ep);
         if i + 1 < n {
@@ -1039,7 +1123,7 @@ fn endpoint_rules(
             write_probability(t, u32::try_from(n - i).unwrap_or(u32::MAX));
         }
         t.push_str(" -j ");
-        c.write_to(t);
+        push_chain(t, c, name);
         body.end(chain);
     }
 }
