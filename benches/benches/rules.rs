@@ -31,6 +31,19 @@ fn full_once(
     (model, tx, state, text)
 }
 
+/// One partial sync from the prior tables, with its payload as segments (no flat copy: they
+/// point into the rules the transaction shares with the tables).
+#[inline(never)]
+fn partial_segments_once(
+    prior: IptablesState,
+    model: &ProxyModel,
+    settings: &IptablesSettings,
+) -> (usize, usize) {
+    let (tx, _state) = sync_owned(Some(prior), model, settings);
+    let segments = tx.segments();
+    (segments.len(), segments.byte_len())
+}
+
 /// One partial sync from the prior tables, with its restore text.
 #[inline(never)]
 fn partial_once(
@@ -60,6 +73,9 @@ fn rules(c: &mut Criterion) {
             ptext.len(),
             ptx.rule_count()
         );
+        let (n, bytes) = partial_segments_once(state.clone(), &new_model, &settings);
+        assert_eq!(bytes, ptext.len());
+        eprintln!("partial sync as segments: {n} segments, {bytes} bytes");
         // `SVCNET_RULES_BENCH_ONCE=1`: only the runs above (for instruction counts).
         if std::env::var_os("SVCNET_RULES_BENCH_ONCE").is_some() {
             return;
@@ -89,6 +105,13 @@ fn rules(c: &mut Criterion) {
         b.iter_batched(
             || state.clone(),
             |prior| partial_once(prior, black_box(&new_model), &settings),
+            BatchSize::LargeInput,
+        )
+    });
+    g.bench_function("partial (one endpoint): rules + segments", |b| {
+        b.iter_batched(
+            || state.clone(),
+            |prior| partial_segments_once(prior, black_box(&new_model), &settings),
             BatchSize::LargeInput,
         )
     });
