@@ -32,16 +32,19 @@ fn full_once(
 }
 
 /// One partial sync from the prior tables, with its payload as segments (no flat copy: they
-/// point into the rules the transaction shares with the tables).
+/// point into the rules the transaction shares with the tables). Returns the transaction, the
+/// tables and (segments, bytes).
 #[inline(never)]
 fn partial_segments_once(
     prior: IptablesState,
     model: &ProxyModel,
     settings: &IptablesSettings,
-) -> (usize, usize) {
-    let (tx, _state) = sync_owned(Some(prior), model, settings);
+) -> (Transaction, IptablesState, (usize, usize)) {
+    let (tx, state) = sync_owned(Some(prior), model, settings);
     let segments = tx.segments();
-    (segments.len(), segments.byte_len())
+    let n = (segments.len(), segments.byte_len());
+    drop(segments);
+    (tx, state, n)
 }
 
 /// One partial sync from the prior tables, with its restore text.
@@ -73,7 +76,7 @@ fn rules(c: &mut Criterion) {
             ptext.len(),
             ptx.rule_count()
         );
-        let (n, bytes) = partial_segments_once(state.clone(), &new_model, &settings);
+        let (_, _, (n, bytes)) = partial_segments_once(state.clone(), &new_model, &settings);
         assert_eq!(bytes, ptext.len());
         eprintln!("partial sync as segments: {n} segments, {bytes} bytes");
         // `SVCNET_RULES_BENCH_ONCE=1`: only the runs above (for instruction counts).

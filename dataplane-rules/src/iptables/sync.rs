@@ -96,6 +96,8 @@ struct Tables {
     nat: Vec<FixedChain>,
     /// The last transaction: its ports are the nat table's service chains.
     tx: Option<Arc<TxText>>,
+    /// The settings it was synced with.
+    settings: Option<IptablesSettings>,
 }
 
 /// A chain of a table being written out.
@@ -220,6 +222,7 @@ impl IptablesState {
             filter: fixed(&filter),
             nat: fixed(&nat),
             tx: None,
+            settings: None,
         };
         IptablesState {
             filter: Typed::ready(filter),
@@ -489,6 +492,7 @@ pub fn sync_owned(
         mut filter,
         mut nat,
         tx: old_tx,
+        settings: old_settings,
     } = old;
     if full {
         for (table, rule) in jump_rules() {
@@ -521,7 +525,22 @@ pub fn sync_owned(
     }
     // The fixed chains this sync declares (created or flushed); chains it leaves alone keep
     // their rules from the transaction that wrote them.
-    let mut text = tx_text(settings, PortList::default(), Written::All, Vec::new());
+    let mut text = match (&old_tx, &old_settings) {
+        // The rules around the service ports depend on the settings alone: those of the last
+        // sync, when its settings were these.
+        (Some(t), Some(s)) if s == settings => TxText {
+            ports: PortList::default(),
+            written: Written::All,
+            filter_decls: t.filter_decls.clone(),
+            filter_pre: t.filter_pre.clone(),
+            filter_post: t.filter_post.clone(),
+            nat_decls: t.nat_decls.clone(),
+            nat_pre: t.nat_pre.clone(),
+            nat_post: t.nat_post.clone(),
+            stale: Vec::new(),
+        },
+        _ => tx_text(settings, PortList::default(), Written::All, Vec::new()),
+    };
     for (list, decls, nat_table) in [
         (&mut filter, &text.filter_decls, false),
         (&mut nat, &text.nat_decls, true),
@@ -606,6 +625,7 @@ pub fn sync_owned(
         filter,
         nat,
         tx: Some(text.clone()),
+        settings: Some(settings.clone()),
     };
     (
         Transaction::new(full, text),
