@@ -3,7 +3,11 @@
 //!
 //! The tables are kept as the text of the syncs that wrote them: each service port's rendered
 //! rules ([`PortText`]) are shared by the transaction, the tables, and every later partial sync
-//! in which its Service does not change. A partial sync renders only the changed Services.
+//! in which its Service does not change. The ports are held in blocks of whole Services with
+//! their lines of the all-services chains concatenated ([`Block`]); a partial sync tells the
+//! changed Services by the model's per-Service digests, renders only those, rebuilds only their
+//! blocks and takes every other block over as it is, so its payload (which rewrites
+//! `KUBE-SERVICES` in full, as kube-proxy's does) is a few dozen shared segments.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -774,6 +778,14 @@ impl<'m> Walk<'_, 'm> {
             let end = at + rec.ports as usize;
             let old_ps = ob.ports.get(at..end).unwrap_or(&[]);
             at = end;
+            let d = ob.digests.get(k).copied();
+            if d.is_some() && self.digests.digests.get(self.i).copied() == d {
+                // The same Service (its name is in the digest), unchanged.
+                self.keep(old_ps);
+                self.out.end_service(rec.clone(), d.unwrap_or(0));
+                self.i += 1;
+                continue;
+            }
             let key = split_key(&rec.key);
             while self.i < self.digests.digests.len() && self.key(self.i) < key {
                 self.insert();

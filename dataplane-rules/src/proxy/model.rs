@@ -215,6 +215,10 @@ pub struct ProxyModel {
     /// The node (name and zone label).
     pub node: NodeTopology,
     /// Every service port programmed, sorted by (namespace, name, port name, protocol).
+    ///
+    /// The iptables syncs tell changed Services by digests of these taken when the model is
+    /// built: a model whose ports are edited by hand afterwards must be built anew (or at
+    /// least change its number of ports) for a partial sync to see the edit.
     pub ports: Vec<ServicePortInfo>,
     /// Endpoints of all service ports, usable or not (large-cluster mode counts these).
     pub total_endpoints: usize,
