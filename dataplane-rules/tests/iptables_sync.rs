@@ -118,6 +118,18 @@ proptest! {
         let (again, s3) = sync(Some(&s2), &model(&after, &config), &settings);
         prop_assert!(again.nat.chains.iter().all(|c| !c.is_service_chain()), "{}", again.to_restore_text());
         prop_assert_eq!(tables(&s3), tables(&s2));
+        // The payloads' segments are their text, as the typed tables write it.
+        for t in [&tx, &again] {
+            let joined: String = t.segments().iter().collect();
+            let mut typed = String::new();
+            t.filter.write_to(&mut typed);
+            t.nat.write_to(&mut typed);
+            prop_assert_eq!(&joined, &typed);
+            prop_assert_eq!(&joined, &t.to_restore_text());
+            let mut io = Vec::new();
+            t.write_io(&mut io).unwrap();
+            prop_assert_eq!(io, joined.into_bytes());
+        }
     }
 
     /// Every restore payload parses: chains are declared before their rules, jumps go to

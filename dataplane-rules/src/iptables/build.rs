@@ -9,6 +9,7 @@ use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use serde::Serialize;
 use svcnet_topology::IpFamily;
 
+use super::blocks::PortList;
 use super::text::{Lines, PortText, TxText, Typed, Written, fix_probabilities, parse_table};
 use super::types::*;
 use crate::error::RulesError;
@@ -170,7 +171,7 @@ impl Transaction {
             out
         }
         let text = TxText {
-            ports: Arc::new(Vec::new()),
+            ports: PortList::default(),
             written: Written::All,
             filter_decls: filter.chains.clone(),
             filter_pre: lines_of(&filter),
@@ -197,8 +198,13 @@ impl Transaction {
 
     /// Appends the payload to `out`.
     pub fn write_to(&self, out: &mut String) {
-        self.text.write_filter(out);
-        self.text.write_nat(out);
+        if self.full {
+            self.text.write_filter(out);
+            self.text.write_nat(out);
+        } else {
+            // A partial payload is mostly whole blocks of the all-services chains.
+            self.segments().append_to(out);
+        }
     }
 
     /// How many rules (not deletions) the payload holds.
@@ -366,13 +372,16 @@ pub fn build_transaction(
     } else {
         Written::Some(written)
     };
-    Transaction::new(full, Arc::new(tx_text(settings, Arc::new(ports), written, stale)))
+    Transaction::new(
+        full,
+        Arc::new(tx_text(settings, PortList::from_ports(ports), written, stale)),
+    )
 }
 
 /// The fixed parts of a payload around the ports' rules.
 pub(crate) fn tx_text(
     settings: &IptablesSettings,
-    ports: Arc<Vec<Arc<PortText>>>,
+    ports: PortList,
     written: Written,
     stale: Vec<Chain>,
 ) -> TxText {
@@ -570,7 +579,6 @@ pub(crate) fn render_port(
 ) -> PortText {
     let eps = port.all_locally_reachable.len();
     let mut out = PortText {
-        info: None,
         filter: Lines::default(),
         head: Lines::with_capacity(
             160 * (1 + port.external_ips.len() + port.load_balancer_vips.len()),

@@ -23,12 +23,14 @@
 //! assert!(state.to_save_text().contains("-A PREROUTING -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\n"));
 //! ```
 
+mod blocks;
 mod build;
 mod parse;
 mod sync;
 mod text;
 mod types;
 
+pub use blocks::Segments;
 pub use build::{
     CT_STATE_INVALID_COUNTER, IptablesSettings, LOCALHOST_NODEPORTS_COUNTER, Line, Scope, ServiceChains,
     Table, Transaction, build_transaction,

@@ -3,7 +3,11 @@
 //!
 //! The tables are kept as the text of the syncs that wrote them: each service port's rendered
 //! rules ([`PortText`]) are shared by the transaction, the tables, and every later partial sync
-//! in which its Service does not change. A partial sync renders only the changed Services.
+//! in which its Service does not change. The ports are held in blocks of whole Services with
+//! their lines of the all-services chains concatenated ([`Block`]); a partial sync tells the
+//! changed Services by the model's per-Service digests, renders only those, rebuilds only their
+//! blocks and takes every other block over as it is, so its payload (which rewrites
+//! `KUBE-SERVICES` in full, as kube-proxy's does) is a few dozen shared segments.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -11,10 +15,12 @@ use std::sync::Arc;
 use indexmap::IndexMap;
 use serde::Serialize;
 
+use super::blocks::{BLOCK_PORTS, Block, ListBuilder, PortList, ServiceRec};
 use super::build::{IptablesSettings, Scratch, Transaction, render_port, tx_text};
 use super::text::{PortText, TxText, Typed, Written, fix_probabilities, parse_table, write_decl};
 use super::types::*;
 use crate::hash::{FxHashMap, FxHashSet};
+use crate::proxy::model::Digests;
 use crate::proxy::{ProxyModel, ServicePortInfo};
 
 /// The built-in chains of a table, in `iptables-save` order.
@@ -94,6 +100,8 @@ struct Tables {
     nat: Vec<FixedChain>,
     /// The last transaction: its ports are the nat table's service chains.
     tx: Option<Arc<TxText>>,
+    /// The settings it was synced with.
+    settings: Option<IptablesSettings>,
 }
 
 /// A chain of a table being written out.
@@ -173,9 +181,6 @@ pub struct IptablesState {
     pub nat: Typed<KernelTable>,
     #[serde(skip)]
     tables: Arc<Tables>,
-    /// The synced model's slice digests by Service.
-    #[serde(skip)]
-    slices: HashMap<(String, String), u64>,
     /// The node zone of the synced model (a change forces a full sync).
     #[serde(skip)]
     zone: String,
@@ -186,7 +191,9 @@ pub struct IptablesState {
 
 impl PartialEq for IptablesState {
     fn eq(&self, other: &Self) -> bool {
-        self.zone == other.zone && self.slices == other.slices && self.to_save_text() == other.to_save_text()
+        self.zone == other.zone
+            && self.synced() == other.synced()
+            && self.to_save_text() == other.to_save_text()
     }
 }
 
@@ -219,23 +226,18 @@ impl IptablesState {
             filter: fixed(&filter),
             nat: fixed(&nat),
             tx: None,
+            settings: None,
         };
         IptablesState {
             filter: Typed::ready(filter),
             nat: Typed::ready(nat),
             tables: Arc::new(tables),
-            slices: HashMap::new(),
             zone: String::new(),
             next_seq: seq + 1,
         }
     }
 
-    fn with_tables(
-        tables: Tables,
-        slices: HashMap<(String, String), u64>,
-        zone: String,
-        next_seq: u64,
-    ) -> Self {
+    fn with_tables(tables: Tables, zone: String, next_seq: u64) -> Self {
         let tables = Arc::new(tables);
         let (f, n) = (tables.clone(), tables.clone());
         IptablesState {
@@ -250,10 +252,20 @@ impl IptablesState {
                 KernelTable::parse("nat", &s)
             }),
             tables,
-            slices,
             zone,
             next_seq,
         }
+    }
+
+    /// The Services synced, with their digests.
+    fn synced(&self) -> Vec<(&str, u64)> {
+        let mut out = Vec::new();
+        if let Some(tx) = &self.tables.tx {
+            for b in &tx.ports.blocks {
+                out.extend(b.services.iter().map(|s| &*s.key).zip(b.digests.iter().copied()));
+            }
+        }
+        out
     }
 
     /// The tables as `iptables-save` prints them (filter, then nat).
@@ -444,26 +456,6 @@ pub fn sync(
     sync_owned(prior.cloned(), model, settings)
 }
 
-/// The group of ports of one Service starting at `i`: its end and (namespace, name).
-fn group<T>(ports: &[T], i: usize, key: impl Fn(&T) -> (&str, &str)) -> usize {
-    let Some(first) = ports.get(i) else { return i };
-    let k = key(first);
-    i + ports
-        .get(i..)
-        .unwrap_or(&[])
-        .iter()
-        .take_while(|p| key(p) == k)
-        .count()
-}
-
-fn model_key(p: &ServicePortInfo) -> (&str, &str) {
-    (p.name.namespace.as_str(), p.name.name.as_str())
-}
-
-fn text_key(p: &Arc<PortText>) -> (&str, &str) {
-    p.info.as_ref().map_or(("", ""), model_key)
-}
-
 /// [`sync`], taking the prior state by value.
 pub fn sync_owned(
     prior: Option<IptablesState>,
@@ -474,16 +466,15 @@ pub fn sync_owned(
     // In large-cluster mode kube-proxy deletes stale chains at most once per sync period
     // (`lastIPTablesCleanup`). Syncs here carry no clock: as in kube-proxy's test proxier (sync
     // period 0, which kube-oracle runs), the period has always passed, so every sync cleans up.
-    let (old, mut slices, mut zone, mut next_seq) = match prior {
+    let (old, mut zone, mut next_seq) = match prior {
         Some(p) => {
             let IptablesState {
                 tables,
-                slices,
                 zone,
                 next_seq,
                 ..
             } = p;
-            (Arc::unwrap_or_clone(tables), slices, zone, next_seq)
+            (Arc::unwrap_or_clone(tables), zone, next_seq)
         }
         None => {
             let mut t = Tables::default();
@@ -498,13 +489,14 @@ pub fn sync_owned(
                     seq += 1;
                 }
             }
-            (t, HashMap::new(), String::new(), seq)
+            (t, String::new(), seq)
         }
     };
     let Tables {
         mut filter,
         mut nat,
         tx: old_tx,
+        settings: old_settings,
     } = old;
     if full {
         for (table, rule) in jump_rules() {
@@ -537,7 +529,22 @@ pub fn sync_owned(
     }
     // The fixed chains this sync declares (created or flushed); chains it leaves alone keep
     // their rules from the transaction that wrote them.
-    let mut text = tx_text(settings, Arc::new(Vec::new()), Written::All, Vec::new());
+    let mut text = match (&old_tx, &old_settings) {
+        // The rules around the service ports depend on the settings alone: those of the last
+        // sync, when its settings were these.
+        (Some(t), Some(s)) if s == settings => TxText {
+            ports: PortList::default(),
+            written: Written::All,
+            filter_decls: t.filter_decls.clone(),
+            filter_pre: t.filter_pre.clone(),
+            filter_post: t.filter_post.clone(),
+            nat_decls: t.nat_decls.clone(),
+            nat_pre: t.nat_pre.clone(),
+            nat_post: t.nat_post.clone(),
+            stale: Vec::new(),
+        },
+        _ => tx_text(settings, PortList::default(), Written::All, Vec::new()),
+    };
     for (list, decls, nat_table) in [
         (&mut filter, &text.filter_decls, false),
         (&mut nat, &text.nat_decls, true),
@@ -566,146 +573,48 @@ pub fn sync_owned(
         }
     }
 
-    let slice_changed = update_slices(&mut slices, &model.slice_digests);
     let large = model.large_cluster_mode();
+    let digests = model.service_digests();
     let mut scratch = Scratch::default();
-    let old_ports: &[Arc<PortText>] = old_tx.as_ref().map_or(&[], |t| t.ports.as_slice());
-    let mut ports: Vec<Arc<PortText>> = Vec::with_capacity(model.ports.len());
+    let empty = PortList::default();
+    let old_list: &PortList = old_tx.as_ref().map_or(&empty, |t| &t.ports);
     let mut written: Vec<u32> = Vec::new();
     let mut stale: Vec<Chain> = Vec::new();
-    let render = |port: &ServicePortInfo, scratch: &mut Scratch| {
-        let mut p = render_port(port, settings, large, true, scratch);
-        p.info = Some(port.clone());
-        p
-    };
-    if full {
-        // Chains already in the table keep their place; the others are deleted.
-        let existing: FxHashMap<Chain, u64> = old_ports
-            .iter()
-            .flat_map(|p| p.all_chains().zip(p.seqs.iter().copied()))
-            .collect();
-        for port in &model.ports {
-            let mut p = render(port, &mut scratch);
-            p.seqs = p
-                .chains
-                .iter()
-                .map(|c| {
-                    existing.get(c).copied().unwrap_or_else(|| {
-                        next_seq += 1;
-                        next_seq - 1
-                    })
-                })
-                .collect();
-            ports.push(Arc::new(p));
-        }
-        if !existing.is_empty() {
-            let active: FxHashSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();
-            stale.extend(existing.keys().filter(|c| !active.contains(c)).copied());
-        }
-        assign_extra(&mut ports, 0..model.ports.len(), &existing, &mut next_seq);
+    let ports = if full {
+        full_ports(
+            model,
+            &digests,
+            old_list,
+            settings,
+            large,
+            &mut next_seq,
+            &mut stale,
+        )
     } else {
-        // Both port lists are sorted by Service: walked side by side.
-        let (mut i, mut o) = (0, 0);
-        let mut fresh: Vec<usize> = Vec::new();
-        let mut existing: FxHashMap<Chain, u64> = FxHashMap::default();
-        loop {
-            let new_key = model.ports.get(i).map(model_key);
-            let old_key = old_ports.get(o).map(text_key);
-            match (new_key, old_key) {
-                (None, None) => break,
-                (Some(n), Some(k)) if n == k => {
-                    let (ie, oe) = (group(&model.ports, i, model_key), group(old_ports, o, text_key));
-                    let (new_ps, old_ps) = (
-                        model.ports.get(i..ie).unwrap_or(&[]),
-                        old_ports.get(o..oe).unwrap_or(&[]),
-                    );
-                    let same = new_ps.len() == old_ps.len()
-                        && new_ps.iter().zip(old_ps).all(|(a, b)| b.info.as_ref() == Some(a))
-                        && slice_changed
-                            .binary_search_by(|(a, b)| (a.as_str(), b.as_str()).cmp(&n))
-                            .is_err();
-                    if same {
-                        for p in old_ps {
-                            if p.extra.is_empty() {
-                                ports.push(p.clone());
-                            } else {
-                                // Chains made by a rule alone are not active: deleted now.
-                                stale.extend(p.extra.iter().copied());
-                                let mut q = PortText::clone(p);
-                                q.extra.clear();
-                                q.seqs.truncate(q.chains.len());
-                                ports.push(Arc::new(q));
-                            }
-                        }
-                    } else {
-                        existing.clear();
-                        existing.extend(
-                            old_ps
-                                .iter()
-                                .flat_map(|p| p.all_chains().zip(p.seqs.iter().copied())),
-                        );
-                        let start = ports.len();
-                        for port in new_ps {
-                            let mut p = render(port, &mut scratch);
-                            p.seqs = p
-                                .chains
-                                .iter()
-                                .map(|c| {
-                                    existing.get(c).copied().unwrap_or_else(|| {
-                                        next_seq += 1;
-                                        next_seq - 1
-                                    })
-                                })
-                                .collect();
-                            written.push(u32::try_from(ports.len()).unwrap_or(u32::MAX));
-                            ports.push(Arc::new(p));
-                        }
-                        let active: FxHashSet<Chain> = ports
-                            .get(start..)
-                            .unwrap_or(&[])
-                            .iter()
-                            .flat_map(|p| p.chains.iter().copied())
-                            .collect();
-                        stale.extend(existing.keys().filter(|c| !active.contains(c)).copied());
-                        let end = ports.len();
-                        assign_extra(&mut ports, start..end, &existing, &mut next_seq);
-                        fresh.push(start);
-                    }
-                    i = ie;
-                    o = oe;
-                }
-                (Some(n), k) if k.is_none_or(|k| n < k) => {
-                    let ie = group(&model.ports, i, model_key);
-                    let start = ports.len();
-                    for port in model.ports.get(i..ie).unwrap_or(&[]) {
-                        let mut p = render(port, &mut scratch);
-                        p.seqs = (0..p.chains.len())
-                            .map(|_| {
-                                next_seq += 1;
-                                next_seq - 1
-                            })
-                            .collect();
-                        written.push(u32::try_from(ports.len()).unwrap_or(u32::MAX));
-                        ports.push(Arc::new(p));
-                    }
-                    let end = ports.len();
-                    assign_extra(&mut ports, start..end, &FxHashMap::default(), &mut next_seq);
-                    i = ie;
-                }
-                _ => {
-                    // A Service gone: all its chains are deleted.
-                    let oe = group(old_ports, o, text_key);
-                    for p in old_ports.get(o..oe).unwrap_or(&[]) {
-                        stale.extend(p.all_chains());
-                    }
-                    o = oe;
-                }
-            }
+        let mut w = Walk {
+            model,
+            digests: &digests,
+            settings,
+            large,
+            scratch: &mut scratch,
+            out: ListBuilder::with_capacity(old_list.blocks.len() + 2),
+            written: &mut written,
+            stale: &mut stale,
+            next_seq: &mut next_seq,
+            existing: FxHashMap::default(),
+            i: 0,
+        };
+        for ob in &old_list.blocks {
+            w.block(ob);
         }
-    }
+        while w.i < digests.digests.len() {
+            w.insert();
+        }
+        w.out.finish()
+    };
     stale.sort_unstable();
     stale.dedup();
-    text.ports = Arc::new(ports);
+    text.ports = ports;
     text.written = if full {
         Written::All
     } else {
@@ -720,66 +629,400 @@ pub fn sync_owned(
         filter,
         nat,
         tx: Some(text.clone()),
+        settings: Some(settings.clone()),
     };
     (
         Transaction::new(full, text),
-        IptablesState::with_tables(tables, slices, zone, next_seq),
+        IptablesState::with_tables(tables, zone, next_seq),
     )
 }
 
-/// Gives the chains the new ports in `range` write without declaring a place after every
-/// declared chain (as a restore creates them: at their first rule).
-fn assign_extra(
-    ports: &mut [Arc<PortText>],
-    range: std::ops::Range<usize>,
-    existing: &FxHashMap<Chain, u64>,
-    next_seq: &mut u64,
-) {
-    for p in ports.get_mut(range).unwrap_or(&mut []) {
-        if p.extra.is_empty() {
-            continue;
-        }
-        if let Some(p) = Arc::get_mut(p) {
-            for c in &p.extra {
-                let seq = existing.get(c).copied().unwrap_or_else(|| {
-                    *next_seq += 1;
-                    *next_seq - 1
-                });
-                p.seqs.push(seq);
-            }
-        }
+/// Gives the chains a new port writes without declaring a place after every declared chain
+/// (as a restore creates them: at their first rule).
+fn assign_extra(p: &mut PortText, existing: &FxHashMap<Chain, u64>, next_seq: &mut u64) {
+    for c in &p.extra {
+        let seq = existing.get(c).copied().unwrap_or_else(|| {
+            *next_seq += 1;
+            *next_seq - 1
+        });
+        p.seqs.push(seq);
     }
 }
 
-/// Brings `known` (slice digests by Service) up to `now`; returns the Services whose slices
-/// changed at all, sorted.
-fn update_slices(
-    known: &mut HashMap<(String, String), u64>,
-    now: &HashMap<(String, String), u64>,
-) -> Vec<(String, String)> {
-    let mut changed = Vec::new();
-    for (k, d) in now {
-        match known.get_mut(k) {
-            Some(old) if *old == *d => {}
-            Some(old) => {
-                *old = *d;
-                changed.push(k.clone());
+/// The creation order of each declared chain of `p`: its place in the tables when it is
+/// there already, else the next one.
+fn assign_seqs(p: &mut PortText, existing: &FxHashMap<Chain, u64>, next_seq: &mut u64) {
+    p.seqs = p
+        .chains
+        .iter()
+        .map(|c| {
+            existing.get(c).copied().unwrap_or_else(|| {
+                *next_seq += 1;
+                *next_seq - 1
+            })
+        })
+        .collect();
+}
+
+/// A Service's key as blocks hold it: `namespace\0name` (ordered as (namespace, name)).
+fn service_key(p: &ServicePortInfo) -> Arc<str> {
+    let mut k = String::with_capacity(p.name.namespace.len() + p.name.name.len() + 1);
+    k.push_str(&p.name.namespace);
+    k.push('\0');
+    k.push_str(&p.name.name);
+    Arc::from(k)
+}
+
+/// (namespace, name) of a block's Service key.
+fn split_key(k: &str) -> (&str, &str) {
+    k.split_once('\0').unwrap_or((k, ""))
+}
+
+/// The ports of a full sync: every port rendered; chains already in the tables keep their
+/// place, the others are deleted.
+fn full_ports(
+    model: &ProxyModel,
+    digests: &Digests,
+    old: &PortList,
+    settings: &IptablesSettings,
+    large: bool,
+    next_seq: &mut u64,
+    stale: &mut Vec<Chain>,
+) -> PortList {
+    let existing: FxHashMap<Chain, u64> = old
+        .iter()
+        .flat_map(|p| p.all_chains().zip(p.seqs.iter().copied()))
+        .collect();
+    let mut scratch = Scratch::default();
+    let mut ports: Vec<PortText> = Vec::with_capacity(model.ports.len());
+    for port in &model.ports {
+        let mut p = render_port(port, settings, large, true, &mut scratch);
+        assign_seqs(&mut p, &existing, next_seq);
+        ports.push(p);
+    }
+    if !existing.is_empty() {
+        let active: FxHashSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();
+        stale.extend(existing.keys().filter(|c| !active.contains(c)).copied());
+    }
+    for p in &mut ports {
+        assign_extra(p, &existing, next_seq);
+    }
+    let mut out = ListBuilder::with_capacity(model.ports.len() / BLOCK_PORTS + 2);
+    let mut ports = ports.into_iter();
+    let mut start = 0usize;
+    for (&d, &end) in digests.digests.iter().zip(&digests.ends) {
+        let end = end as usize;
+        let key = model.ports.get(start).map_or_else(|| Arc::from(""), service_key);
+        for p in ports.by_ref().take(end - start) {
+            out.port(Arc::new(p));
+        }
+        out.end_service(
+            ServiceRec {
+                key,
+                ports: u32::try_from(end - start).unwrap_or(u32::MAX),
+            },
+            d,
+        );
+        start = end;
+    }
+    out.finish()
+}
+
+/// A partial sync's walk over the prior blocks and the model's Services (both sorted by
+/// Service): blocks whose Services all kept their digests are taken over whole; the others
+/// are rebuilt, rendering the changed and new Services.
+struct Walk<'a, 'm> {
+    model: &'m ProxyModel,
+    digests: &'a Digests,
+    settings: &'a IptablesSettings,
+    large: bool,
+    scratch: &'a mut Scratch,
+    out: ListBuilder,
+    written: &'a mut Vec<u32>,
+    stale: &'a mut Vec<Chain>,
+    next_seq: &'a mut u64,
+    existing: FxHashMap<Chain, u64>,
+    /// The next Service of the model.
+    i: usize,
+}
+
+impl<'m> Walk<'_, 'm> {
+    /// The ports of the model's Service `i`.
+    fn ports(&self, i: usize) -> &'m [ServicePortInfo] {
+        let start = match i.checked_sub(1) {
+            Some(j) => self.digests.ends.get(j).map_or(0, |&e| e as usize),
+            None => 0,
+        };
+        let end = self.digests.ends.get(i).map_or(start, |&e| e as usize);
+        self.model.ports.get(start..end).unwrap_or(&[])
+    }
+
+    fn key(&self, i: usize) -> (&'m str, &'m str) {
+        self.ports(i)
+            .first()
+            .map_or(("", ""), |p| (p.name.namespace.as_str(), p.name.name.as_str()))
+    }
+
+    fn block(&mut self, ob: &Arc<Block>) {
+        let n = ob.services.len();
+        if !ob.has_extra
+            && n > 0
+            && self.digests.digests.get(self.i..self.i + n) == Some(ob.digests.as_slice())
+        {
+            self.out.block(ob);
+            self.i += n;
+            return;
+        }
+        let mut at = 0usize;
+        for (k, rec) in ob.services.iter().enumerate() {
+            let end = at + rec.ports as usize;
+            let old_ps = ob.ports.get(at..end).unwrap_or(&[]);
+            at = end;
+            let d = ob.digests.get(k).copied();
+            if d.is_some() && self.digests.digests.get(self.i).copied() == d {
+                // The same Service (its name is in the digest), unchanged.
+                self.keep(old_ps);
+                self.out.end_service(rec.clone(), d.unwrap_or(0));
+                self.i += 1;
+                continue;
             }
-            None => {
-                known.insert(k.clone(), *d);
-                changed.push(k.clone());
+            let key = split_key(&rec.key);
+            while self.i < self.digests.digests.len() && self.key(self.i) < key {
+                self.insert();
+            }
+            if self.i < self.digests.digests.len() && self.key(self.i) == key {
+                let d = self.digests.digests.get(self.i).copied().unwrap_or(0);
+                if ob.digests.get(k) == Some(&d) {
+                    self.keep(old_ps);
+                } else {
+                    self.change(old_ps);
+                }
+                let ports = u32::try_from(self.ports(self.i).len()).unwrap_or(u32::MAX);
+                self.out.end_service(
+                    ServiceRec {
+                        key: rec.key.clone(),
+                        ports,
+                    },
+                    d,
+                );
+                self.i += 1;
+            } else {
+                // A Service gone: all its chains are deleted.
+                for p in old_ps {
+                    self.stale.extend(p.all_chains());
+                }
             }
         }
     }
-    if known.len() != now.len() {
-        known.retain(|k, _| {
-            let keep = now.contains_key(k);
-            if !keep {
-                changed.push(k.clone());
+
+    /// An unchanged Service: its ports as they are.
+    fn keep(&mut self, old_ps: &[Arc<PortText>]) {
+        for p in old_ps {
+            if p.extra.is_empty() {
+                self.out.port(p.clone());
+            } else {
+                // Chains made by a rule alone are not active: deleted now.
+                self.stale.extend(p.extra.iter().copied());
+                let mut q = PortText::clone(p);
+                q.extra.clear();
+                q.seqs.truncate(q.chains.len());
+                self.out.port(Arc::new(q));
             }
-            keep
-        });
+        }
     }
-    changed.sort_unstable();
-    changed
+
+    fn render(&mut self, port: &ServicePortInfo) -> PortText {
+        render_port(port, self.settings, self.large, true, self.scratch)
+    }
+
+    /// A changed Service: rendered, its chains keeping their places.
+    fn change(&mut self, old_ps: &[Arc<PortText>]) {
+        self.existing.clear();
+        self.existing.extend(
+            old_ps
+                .iter()
+                .flat_map(|p| p.all_chains().zip(p.seqs.iter().copied())),
+        );
+        let mut new_ps: Vec<PortText> = Vec::new();
+        for port in self.ports(self.i) {
+            let mut p = self.render(port);
+            assign_seqs(&mut p, &self.existing, self.next_seq);
+            new_ps.push(p);
+        }
+        let active: FxHashSet<Chain> = new_ps.iter().flat_map(|p| p.chains.iter().copied()).collect();
+        self.stale
+            .extend(self.existing.keys().filter(|c| !active.contains(c)).copied());
+        for mut p in new_ps {
+            assign_extra(&mut p, &self.existing, self.next_seq);
+            self.written
+                .push(u32::try_from(self.out.len()).unwrap_or(u32::MAX));
+            self.out.port(Arc::new(p));
+        }
+    }
+
+    /// A new Service (the model's next): rendered, its chains created.
+    fn insert(&mut self) {
+        let ports = self.ports(self.i);
+        let d = self.digests.digests.get(self.i).copied().unwrap_or(0);
+        let none = FxHashMap::default();
+        let mut new_ps: Vec<PortText> = Vec::with_capacity(ports.len());
+        for port in ports {
+            let mut p = self.render(port);
+            p.seqs = (0..p.chains.len())
+                .map(|_| {
+                    *self.next_seq += 1;
+                    *self.next_seq - 1
+                })
+                .collect();
+            new_ps.push(p);
+        }
+        for mut p in new_ps {
+            assign_extra(&mut p, &none, self.next_seq);
+            self.written
+                .push(u32::try_from(self.out.len()).unwrap_or(u32::MAX));
+            self.out.port(Arc::new(p));
+        }
+        let key = ports.first().map_or_else(|| Arc::from(""), service_key);
+        self.out.end_service(
+            ServiceRec {
+                key,
+                ports: u32::try_from(ports.len()).unwrap_or(u32::MAX),
+            },
+            d,
+        );
+        self.i += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use svcnet_model::{EndpointSlice, Node, Service};
+
+    use super::*;
+    use crate::iptables::build::{Scope, build_transaction};
+    use crate::proxy::ProxyConfig;
+
+    /// The Services, slices and Nodes of a `v1` `List`.
+    fn objects(state: &serde_json::Value) -> (Vec<Service>, Vec<EndpointSlice>, Vec<Node>) {
+        let (mut services, mut slices, mut nodes) = (Vec::new(), Vec::new(), Vec::new());
+        for item in state["items"].as_array().unwrap() {
+            match item["kind"].as_str() {
+                Some("Service") => services.push(serde_json::from_value(item.clone()).unwrap()),
+                Some("EndpointSlice") => slices.push(serde_json::from_value(item.clone()).unwrap()),
+                Some("Node") => nodes.push(serde_json::from_value(item.clone()).unwrap()),
+                _ => {}
+            }
+        }
+        (services, slices, nodes)
+    }
+
+    /// The Services a partial sync from `before` to `after` must rewrite, found the slow way:
+    /// their ports compared in full, their slices' digests compared.
+    fn changed(before: &ProxyModel, after: &ProxyModel) -> HashSet<(String, String)> {
+        let by_service = |m: &ProxyModel| {
+            let mut out: HashMap<(String, String), Vec<ServicePortInfo>> = HashMap::new();
+            for p in &m.ports {
+                out.entry((p.name.namespace.clone(), p.name.name.clone()))
+                    .or_default()
+                    .push(p.clone());
+            }
+            out
+        };
+        let mut out = changed_services(&by_service(before), &by_service(after));
+        for p in &after.ports {
+            let k = (p.name.namespace.clone(), p.name.name.clone());
+            if before.slice_digests.get(&k) != after.slice_digests.get(&k) {
+                out.insert(k);
+            }
+        }
+        out
+    }
+
+    fn chains(s: &IptablesState) -> BTreeMap<String, Vec<String>> {
+        let mut out = BTreeMap::new();
+        for t in [&s.filter, &s.nat] {
+            for (c, rules) in &t.chains {
+                out.insert(
+                    format!("{} {c}", t.name),
+                    rules.iter().map(|r| r.to_string()).collect(),
+                );
+            }
+        }
+        out
+    }
+
+    /// Over generated histories (a full sync, then partial syncs; blocks of a few ports here):
+    /// the segments of every payload concatenate to the text the per-port writers give; a
+    /// partial payload is the one the typed build writes for the Services that changed (found
+    /// by comparing the models in full); the tables are those of a full sync of the same state.
+    #[test]
+    fn partial_syncs_over_blocks_write_what_the_flat_writers_and_the_typed_build_write() {
+        let (mut partials, mut blocks_kept) = (0, 0);
+        for seed in 1..=120u64 {
+            let case = svcnet_testgen::generate(seed);
+            for (node, ip) in [("node-0", "192.168.0.10"), ("node-2", "fd00:c0a8::12")] {
+                let mut config = ProxyConfig::new(node, ip.parse().unwrap());
+                config.masquerade_all = seed % 7 == 0;
+                let settings = IptablesSettings::new(&config).unwrap();
+                let mut prior: Option<(IptablesState, ProxyModel)> = None;
+                for (k, state) in case.states.iter().enumerate() {
+                    let what = format!("seed {seed} {node} state {k}");
+                    let (services, slices, nodes) = objects(state);
+                    let n = nodes.iter().find(|n| n.metadata.name() == node);
+                    let model = ProxyModel::build(&services, &slices, n, &config);
+                    let (tx, next) = sync(prior.as_ref().map(|p| &p.0), &model, &settings);
+                    let mut flat = String::new();
+                    tx.text.write_filter(&mut flat);
+                    tx.text.write_nat(&mut flat);
+                    let segs = tx.segments();
+                    let joined: String = segs.iter().collect();
+                    assert_eq!(joined, flat, "{what}");
+                    assert_eq!(segs.byte_len(), flat.len(), "{what}");
+                    assert_eq!(tx.to_restore_text(), flat, "{what}");
+                    let mut io = Vec::new();
+                    tx.write_io(&mut io).unwrap();
+                    assert_eq!(io, flat.as_bytes(), "{what}");
+                    if let Some((before, before_model)) = &prior
+                        && !tx.full
+                    {
+                        partials += 1;
+                        let set = changed(before_model, &model);
+                        let existing = before.nat_chains();
+                        let reference =
+                            build_transaction(&model, &settings, Scope::Partial(&set), Some(&existing));
+                        let mut want = String::new();
+                        reference.text.write_filter(&mut want);
+                        reference.text.write_nat(&mut want);
+                        assert_eq!(flat, want, "{what}");
+                        let old: Vec<*const Block> = match &before.tables.tx {
+                            Some(t) => t.ports.blocks.iter().map(Arc::as_ptr).collect(),
+                            None => Vec::new(),
+                        };
+                        blocks_kept += tx
+                            .text
+                            .ports
+                            .blocks
+                            .iter()
+                            .filter(|b| old.contains(&Arc::as_ptr(b)))
+                            .count();
+                    }
+                    let (_, fresh) = sync(None, &model, &settings);
+                    assert_eq!(chains(&next), chains(&fresh), "{what}");
+                    // Every block but the last is about full, of whole Services.
+                    if let Some(t) = &next.tables.tx {
+                        for b in &t.ports.blocks {
+                            let n: u32 = b.services.iter().map(|s| s.ports).sum();
+                            assert_eq!(n as usize, b.ports.len(), "{what}");
+                            assert_eq!(b.services.len(), b.digests.len(), "{what}");
+                        }
+                    }
+                    prior = Some((next, model));
+                }
+            }
+        }
+        assert!(partials > 100, "{partials}");
+        assert!(blocks_kept > 100, "{blocks_kept}");
+    }
 }

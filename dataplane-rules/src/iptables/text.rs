@@ -10,9 +10,10 @@ use std::sync::{Arc, OnceLock};
 
 use serde::{Serialize, Serializer};
 
+use super::blocks::PortList;
 use super::build::{CT_STATE_INVALID_COUNTER, LOCALHOST_NODEPORTS_COUNTER, Line};
 use super::types::*;
-use crate::proxy::{Protocol, ServicePortInfo};
+use crate::proxy::Protocol;
 
 /// Typed data built on first use from the text it was rendered to: derefs to `T`.
 pub struct Typed<T> {
@@ -168,8 +169,6 @@ impl Lines {
 /// full syncs and syncs where its Service changed).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct PortText {
-    /// The service port rendered (kept by syncs to tell changes).
-    pub(crate) info: Option<ServicePortInfo>,
     pub(crate) filter: Lines,
     pub(crate) head: Lines,
     pub(crate) body: Lines,
@@ -199,7 +198,7 @@ pub(crate) enum Written {
 /// A restore payload as text pieces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TxText {
-    pub(crate) ports: Arc<Vec<Arc<PortText>>>,
+    pub(crate) ports: PortList,
     pub(crate) written: Written,
     pub(crate) filter_decls: Vec<Chain>,
     pub(crate) filter_pre: Lines,

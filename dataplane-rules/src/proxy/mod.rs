@@ -7,7 +7,7 @@
 
 mod config;
 mod fasthash;
-mod model;
+pub(crate) mod model;
 
 pub use config::{
     HostAddress, HostInterface, LocalDetector, LocalDetectorMode, NodePortAddresses, ProxyConfig,

@@ -215,6 +215,10 @@ pub struct ProxyModel {
     /// The node (name and zone label).
     pub node: NodeTopology,
     /// Every service port programmed, sorted by (namespace, name, port name, protocol).
+    ///
+    /// The iptables syncs tell changed Services by digests of these taken when the model is
+    /// built: a model whose ports are edited by hand afterwards must be built anew (or at
+    /// least change its number of ports) for a partial sync to see the edit.
     pub ports: Vec<ServicePortInfo>,
     /// Endpoints of all service ports, usable or not (large-cluster mode counts these).
     pub total_endpoints: usize,
@@ -224,7 +228,34 @@ pub struct ProxyModel {
     /// for models built [`ProxyModel::from_index`].
     #[serde(skip)]
     pub slice_digests: HashMap<(String, String), u64>,
+    /// A digest of each Service's ports (and slices), for the syncs' change detection.
+    #[serde(skip)]
+    pub(crate) digests: ServiceDigests,
 }
+
+/// One digest per Service of a model's ports (its ports' data, and the digest of its slices
+/// when the model was [built](ProxyModel::build) from them), in port order: what a sync
+/// compares with the digests of the Services it synced before to tell the changed ones.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Digests {
+    /// By Service, in port order.
+    pub(crate) digests: Vec<u64>,
+    /// The end (exclusive) of each Service's ports in the model's ports.
+    pub(crate) ends: Vec<u32>,
+}
+
+/// [`Digests`] computed once, when the model is built (or on first use); not part of the
+/// model's value (equal models compare equal however far their digests were computed).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ServiceDigests(std::sync::OnceLock<Digests>);
+
+impl PartialEq for ServiceDigests {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for ServiceDigests {}
 
 /// kube-proxy's `largeClusterEndpointsThreshold`.
 pub const LARGE_CLUSTER_ENDPOINTS_THRESHOLD: usize = 1000;
@@ -242,7 +273,10 @@ impl ProxyModel {
     ) -> Self {
         let index = SliceIndex::build(slices);
         let mut model = Self::from_index(&index, services, node, config);
-        model.slice_digests = slice_digests(slices, model.family);
+        let (by_service, sums) = slice_digests(slices, model.family);
+        let d = digests(&model.ports, |k| sums.get(&k).copied().unwrap_or(0));
+        let _ = model.digests.0.set(d);
+        model.slice_digests = by_service;
         model
     }
 
@@ -300,6 +334,19 @@ impl ProxyModel {
             ports,
             total_endpoints,
             slice_digests: HashMap::new(),
+            digests: ServiceDigests::default(),
+        }
+    }
+
+    /// The digest of each Service (computed when built; from the ports alone for models
+    /// made otherwise, or whose ports were changed since).
+    pub(crate) fn service_digests(&self) -> std::borrow::Cow<'_, Digests> {
+        match self.digests.0.get() {
+            Some(d) if d.ends.last().map_or(0, |&e| e as usize) == self.ports.len() => {
+                std::borrow::Cow::Borrowed(d)
+            }
+            Some(_) => std::borrow::Cow::Owned(digests(&self.ports, |_| 0)),
+            None => std::borrow::Cow::Borrowed(self.digests.0.get_or_init(|| digests(&self.ports, |_| 0))),
         }
     }
 
@@ -320,8 +367,112 @@ impl ProxyModel {
     }
 }
 
-/// Each Service's slices of `family`, digested as one value independent of their order.
-fn slice_digests(slices: &[EndpointSlice], family: IpFamily) -> HashMap<(String, String), u64> {
+/// The digest of each Service's ports (in port order), with `slices(namespace, name)`, the
+/// digest of its slices, mixed in.
+fn digests(ports: &[ServicePortInfo], slices: impl Fn((&str, &str)) -> u64) -> Digests {
+    use std::hash::Hasher;
+    let mut out = Digests::default();
+    let mut i = 0;
+    while let Some(first) = ports.get(i) {
+        let key = (first.name.namespace.as_str(), first.name.name.as_str());
+        let mut h = DigestHasher::default();
+        h.write(key.0.as_bytes());
+        h.write_u8(0xff);
+        h.write(key.1.as_bytes());
+        h.write_u8(0xff);
+        h.write_u64(slices(key));
+        let mut j = i;
+        while let Some(p) = ports.get(j) {
+            if (p.name.namespace.as_str(), p.name.name.as_str()) != key {
+                break;
+            }
+            digest_port(p, &mut h);
+            j += 1;
+        }
+        out.digests.push(h.finish());
+        out.ends.push(u32::try_from(j).unwrap_or(u32::MAX));
+        i = j;
+    }
+    out
+}
+
+/// Mixes every field of a service port into `h` (each endpoint as one or two words).
+fn digest_port(p: &ServicePortInfo, h: &mut DigestHasher) {
+    use std::hash::Hasher;
+    fn ip(h: &mut DigestHasher, ip: &IpAddr) {
+        match ip {
+            IpAddr::V4(a) => h.write_u64(u64::from(a.to_bits())),
+            IpAddr::V6(a) => {
+                let b = a.to_bits();
+                h.write_u64(1 << 40 | (b >> 64) as u64);
+                h.write_u64(b as u64);
+            }
+        }
+    }
+    fn endpoints(h: &mut DigestHasher, eps: &[Endpoint]) {
+        h.write_usize(eps.len());
+        for e in eps {
+            let flags = u64::from(e.is_local)
+                | u64::from(e.ready) << 1
+                | u64::from(e.serving) << 2
+                | u64::from(e.terminating) << 3;
+            match e.ip {
+                IpAddr::V4(a) => h.write_u64(u64::from(a.to_bits()) << 32 | u64::from(e.port) << 8 | flags),
+                IpAddr::V6(a) => {
+                    let b = a.to_bits();
+                    h.write_u64((b >> 64) as u64);
+                    h.write_u64(b as u64);
+                    h.write_u64(1 << 40 | u64::from(e.port) << 8 | flags);
+                }
+            }
+        }
+    }
+    h.write(p.name.port.as_bytes());
+    h.write_u8(0xff);
+    h.write(p.name_string.as_bytes());
+    h.write_u8(0xff);
+    h.write_u64(
+        u64::from(p.protocol as u8)
+            | u64::from(p.name.protocol as u8) << 8
+            | u64::from(p.port) << 16
+            | u64::from(p.node_port) << 32
+            | u64::from(p.health_check_node_port) << 48,
+    );
+    h.write_u64(
+        p.session_affinity_timeout.map_or(0, |t| u64::from(t) | 1 << 32)
+            | u64::from(p.external_policy_local) << 33
+            | u64::from(p.internal_policy_local) << 34
+            | u64::from(p.has_endpoints) << 35,
+    );
+    ip(h, &p.cluster_ip);
+    for list in [&p.external_ips, &p.load_balancer_vips] {
+        h.write_usize(list.len());
+        for a in list {
+            ip(h, a);
+        }
+    }
+    h.write_usize(p.load_balancer_source_ranges.len());
+    for n in &p.load_balancer_source_ranges {
+        ip(h, &n.addr());
+        h.write_u8(n.prefix_len());
+    }
+    h.write_u64(p.endpoint_hints_digest);
+    for list in [
+        &p.endpoints,
+        &p.cluster_endpoints,
+        &p.local_endpoints,
+        &p.all_locally_reachable,
+    ] {
+        endpoints(h, list);
+    }
+}
+
+/// Values by Service (namespace, name).
+type ByService = HashMap<(String, String), u64>;
+
+/// Each Service's slices of `family`, digested as one value independent of their order: by
+/// (namespace, name), and the same over borrowed names.
+fn slice_digests(slices: &[EndpointSlice], family: IpFamily) -> (ByService, FastMap<(&str, &str), u64>) {
     use std::hash::{Hash, Hasher};
     let mut sums: FastMap<(&str, &str), u64> = fast_map(slices.len());
     for s in slices.iter().filter(|s| s.address_type == family.as_str()) {
@@ -334,10 +485,10 @@ fn slice_digests(slices: &[EndpointSlice], family: IpFamily) -> HashMap<(String,
         *d = d.wrapping_add(h.finish());
     }
     let mut out = HashMap::with_capacity(sums.len());
-    for ((namespace, service), d) in sums {
+    for (&(namespace, service), &d) in &sums {
         out.insert((namespace.to_owned(), service.to_owned()), d);
     }
-    out
+    (out, sums)
 }
 
 /// Sorts service ports by name, keeping the last (in input order) of each name.
@@ -678,6 +829,7 @@ mod tests {
             ports,
             total_endpoints,
             slice_digests: HashMap::new(),
+            digests: ServiceDigests::default(),
         }
     }
 
@@ -855,7 +1007,7 @@ mod tests {
         };
         let labels = serde_json::json!({"kubernetes.io/service-name": "web"});
         let base = s(serde_json::json!([{"addresses": ["10.0.0.1"]}]), labels.clone());
-        let digest = |slices: &[EndpointSlice]| slice_digests(slices, IpFamily::V4);
+        let digest = |slices: &[EndpointSlice]| slice_digests(slices, IpFamily::V4).0;
         let d = digest(std::slice::from_ref(&base));
         assert_eq!(d.len(), 1);
         assert_eq!(d, digest(std::slice::from_ref(&base)));

@@ -59,12 +59,13 @@ pub fn run(args: &Args, config: &ProxyConfig, history: &History) -> Result<ExitC
             }))?;
         }
         RulesFormat::Text | RulesFormat::NftJson => {
-            let text = match args.print {
-                Print::Transaction => tx.to_restore_text(),
-                Print::State => state.to_save_text(),
-            };
             let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+            let written = match args.print {
+                // The payload's segments straight to stdout (no copy into one string).
+                Print::Transaction => tx.write_io(&mut out),
+                Print::State => out.write_all(state.to_save_text().as_bytes()),
+            };
+            match written.and_then(|_| out.flush()) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
                 Err(e) => return Err(CliError::Output(e.to_string())),
