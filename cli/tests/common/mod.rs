@@ -1,5 +1,5 @@
 //! Shared helpers of the CLI's integration tests: running the built `svcnet` binary and loading
-//! the conformance cases kept under `tests/conformance/<area>/`.
+//! the conformance cases kept under the workspace's `testdata/conformance/<area>/`.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -81,7 +81,7 @@ pub fn write_json(dir: &Path, name: &str, value: &Value) -> String {
 /// The cases of one area, sorted by file name: `(file name, case)`.
 pub fn cases(area: &str) -> Vec<(String, Value)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/conformance")
+        .join("../testdata/conformance")
         .join(area);
     let mut names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
