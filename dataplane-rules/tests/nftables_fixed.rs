@@ -26,7 +26,10 @@ fn empty_cluster_matches_kube_proxy() {
         sorted(&out.main.render()),
         sorted(include_str!("../../testdata/recorded/rules/nft-empty.tx"))
     );
-    assert_eq!(p.state().dump(), include_str!("../../testdata/recorded/rules/nft-empty.state"));
+    assert_eq!(
+        p.state().dump(),
+        include_str!("../../testdata/recorded/rules/nft-empty.state")
+    );
 }
 
 fn port(name: &str, port_name: &str) -> svcnet_rules::nftables::NftServicePort {
