@@ -28,7 +28,8 @@ fn ips_of(pod: &Pod) -> Vec<IpAddr> {
     pod.ips().iter().filter_map(|s| s.parse().ok()).collect()
 }
 
-fn block_has(block: &IpBlock, ip: IpAddr) -> bool {
+/// Whether `ip` is in `block`'s CIDR and in none of its exceptions.
+pub fn block_has(block: &IpBlock, ip: IpAddr) -> bool {
     let inside = |c: &str| c.parse::<IpNet>().is_ok_and(|n| n.contains(&ip));
     inside(&block.cidr) && !block.except.iter().flatten().any(|e| inside(e))
 }
