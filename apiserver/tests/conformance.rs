@@ -38,7 +38,8 @@ fn answer(case: &Case<ValidateExpect>) -> Result<(bool, Vec<(String, String)>), 
     let mut rng = SplitMix64::new(DRY_RUN_SEED);
     let answer = match &case.old {
         Some(_) => {
-            let old = objects::counterpart(&obj, &olds)
+            let old = obj
+                .counterpart(&olds)
                 .ok_or("no stored object to update")?
                 .clone();
             update(&mut obj, &old, Some(&mut cluster), &mut rng)

@@ -20,7 +20,7 @@ fn validate(case: &Case<ValidateExpect>) -> Result<(bool, Vec<(String, String)>)
         None => Vec::new(),
     };
     let old = match &case.old {
-        Some(_) => Some(objects::counterpart(&obj, &olds).ok_or("no stored object to update")?),
+        Some(_) => Some(obj.counterpart(&olds).ok_or("no stored object to update")?),
         None => None,
     };
     let errors = validation::validate_object(&obj, old);

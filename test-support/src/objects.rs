@@ -64,19 +64,3 @@ pub fn namespaces(input: &Value) -> Vec<String> {
 pub fn from_json<T: DeserializeOwned>(v: Value) -> T {
     serde_json::from_value(v).unwrap_or_else(|e| panic!("fixture JSON: {e}"))
 }
-
-/// The stored object an update of `obj` starts from, as `svcnet validate --old` finds it: the
-/// one of the same kind, namespace and name, else the only one of the same kind.
-pub fn counterpart<'a>(obj: &Object, olds: &'a [Object]) -> Option<&'a Object> {
-    let same_kind: Vec<&Object> = olds.iter().filter(|o| o.kind() == obj.kind()).collect();
-    let m = obj.metadata();
-    let by_name = same_kind
-        .iter()
-        .find(|o| o.metadata().name() == m.name() && o.metadata().namespace() == m.namespace())
-        .copied();
-    match (by_name, same_kind.as_slice()) {
-        (Some(o), _) => Some(o),
-        (None, [only]) => Some(*only),
-        _ => None,
-    }
-}
