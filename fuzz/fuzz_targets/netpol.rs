@@ -9,10 +9,10 @@ use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use svcnet_fuzz::{pick, text};
-use svcnet_model::reachability::{self, Cluster, Namespace, Peer as Endpoint, Protocol};
+use svcnet_model::reachability::{self, Cluster, Namespace, Peer as Endpoint};
 use svcnet_model::{IpBlock, NetworkPolicy, Pod, defaults, validation};
 // The naive evaluator, shared with the model's property tests.
-use svcnet_test_support::netpol::{Peer, block_has, side_ok};
+use svcnet_test_support::netpol::{Peer, QUERIES, block_has, side_ok};
 
 // --- Generators --------------------------------------------------------------------------------
 
@@ -186,16 +186,6 @@ fn pod(u: &mut Unstructured<'_>, i: usize) -> Result<Pod> {
     }))
     .expect("pod json"))
 }
-
-const QUERIES: [(Protocol, u16); 7] = [
-    (Protocol::Tcp, 53),
-    (Protocol::Tcp, 80),
-    (Protocol::Tcp, 81),
-    (Protocol::Tcp, 82),
-    (Protocol::Udp, 53),
-    (Protocol::Udp, 80),
-    (Protocol::Sctp, 80),
-];
 
 const OUTSIDE: [&str; 4] = ["10.0.0.3", "192.0.2.1", "fd00::2", "10.0.0.7"];
 

@@ -11,7 +11,7 @@ use svcnet_model::{
     NetworkPolicyEgressRule, NetworkPolicyIngressRule, NetworkPolicyPeer, NetworkPolicyPort,
     NetworkPolicySpec, Pod, PodIp, PodSpec, PodStatus, StringMap,
 };
-use svcnet_test_support::netpol::{Peer, block_has, side_ok};
+use svcnet_test_support::netpol::{Peer, QUERIES, block_has, side_ok};
 
 // ---------------------------------------------------------------------------------------------
 // Random small clusters.
@@ -258,15 +258,6 @@ fn namespaces() -> impl Strategy<Value = Vec<Namespace>> {
             v
         })
 }
-
-const QUERIES: [(Protocol, u16); 6] = [
-    (Protocol::Tcp, 53),
-    (Protocol::Tcp, 80),
-    (Protocol::Tcp, 81),
-    (Protocol::Tcp, 82),
-    (Protocol::Udp, 53),
-    (Protocol::Udp, 80),
-];
 
 const OUTSIDE: [&str; 3] = ["10.0.0.3", "192.0.2.1", "fd00::2"];
 

@@ -158,3 +158,15 @@ pub fn side_ok(
     }
     !isolated || allowed
 }
+
+/// The (protocol, port) pairs differential tests ask about: the ports the generated policies and
+/// containers name (53, 80, 81 and a port none names, 82), over each protocol.
+pub const QUERIES: [(Protocol, u16); 7] = [
+    (Protocol::Tcp, 53),
+    (Protocol::Tcp, 80),
+    (Protocol::Tcp, 81),
+    (Protocol::Tcp, 82),
+    (Protocol::Udp, 53),
+    (Protocol::Udp, 80),
+    (Protocol::Sctp, 80),
+];
