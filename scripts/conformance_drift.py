@@ -4,8 +4,8 @@
 Usage: python3 scripts/conformance_drift.py [--shared DIR] [--copy DIR]
 
 For every area directory of the shared suite, each case must exist in the project's copy
-(cli/tests/conformance/<area>/) with identical bytes, unless it is listed in
-cli/tests/conformance/CORRECTIONS (a deliberate correction with its evidence); a listed case must
+(testdata/conformance/<area>/) with identical bytes, unless it is listed in
+testdata/conformance/CORRECTIONS (a deliberate correction with its evidence); a listed case must
 still differ (otherwise the entry is stale). Cases the project holds beyond the shared suite in a
 shared area are reported too. Exit status 0 when there is no drift, 1 otherwise, 2 when the shared
 suite is absent (the check cannot run; CI says so and goes on).
@@ -35,7 +35,7 @@ def read_corrections(path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shared", default=os.path.join(ROOT, "..", "shared", "conformance"))
-    ap.add_argument("--copy", default=os.path.join(ROOT, "cli", "tests", "conformance"))
+    ap.add_argument("--copy", default=os.path.join(ROOT, "testdata", "conformance"))
     args = ap.parse_args()
     if not os.path.isdir(args.shared):
         print(f"conformance drift check skipped: no shared suite at {os.path.normpath(args.shared)}")

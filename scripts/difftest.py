@@ -440,7 +440,7 @@ def check_seed(opts, seed):
 
 def record(opts, seed, d):
     """Writes seed's case with kube-oracle's output as the expectation, in the conformance-case
-    format (`cli/tests/conformance/<area>/*.json`): iptables/ipvs the transaction, nftables the
+    format (`testdata/conformance/<area>/*.json`): iptables/ipvs the transaction, nftables the
     state and the last transaction."""
     tmp = tempfile.mkdtemp(prefix=f'difftest-rec-{seed}-')
     try:

@@ -813,6 +813,7 @@ fn parse_rfc3339_utc(s: &str) -> Option<i64> {
 mod tests {
     use super::*;
     use crate::{ErrorKind, SplitMix64};
+    use svcnet_test_support::build::service_with_ips;
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()
@@ -950,20 +951,9 @@ mod tests {
         assert_eq!(parse_rfc3339_utc("yesterday"), None);
     }
 
+    /// Service `ns/name` holding `ips`.
     fn service(name: &str, ips: &[&str]) -> Service {
-        Service {
-            metadata: ObjectMeta {
-                namespace: Some("ns".into()),
-                name: Some(name.into()),
-                ..ObjectMeta::default()
-            },
-            spec: Some(svcnet_model::ServiceSpec {
-                cluster_ip: ips.first().map(|s| s.to_string()),
-                cluster_ips: Some(ips.iter().map(|s| s.to_string()).collect()),
-                ..Default::default()
-            }),
-            ..Service::default()
-        }
+        service_with_ips("ns", name, ips)
     }
 
     #[test]

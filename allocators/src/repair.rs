@@ -434,22 +434,12 @@ impl NodePortRepair {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use svcnet_model::{ObjectMeta, ServicePort, ServiceSpec};
+    use svcnet_model::{ServicePort, ServiceSpec};
+    use svcnet_test_support::build::service_with_ips;
 
+    /// Service `name/name` holding `ips`.
     fn svc(name: &str, ips: &[&str]) -> Service {
-        Service {
-            metadata: ObjectMeta {
-                namespace: Some(name.into()),
-                name: Some(name.into()),
-                ..Default::default()
-            },
-            spec: Some(ServiceSpec {
-                cluster_ip: ips.first().map(|s| s.to_string()),
-                cluster_ips: Some(ips.iter().map(|s| s.to_string()).collect()),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
+        service_with_ips(name, name, ips)
     }
 
     #[test]

@@ -645,16 +645,9 @@ mod tests {
     use crate::SplitMix64;
     use svcnet_model::{ServicePort, ServiceSpec};
 
+    /// Service `ns/web` with `spec`.
     fn svc(spec: ServiceSpec) -> Service {
-        Service {
-            metadata: svcnet_model::ObjectMeta {
-                namespace: Some("ns".into()),
-                name: Some("web".into()),
-                ..Default::default()
-            },
-            spec: Some(spec),
-            ..Default::default()
-        }
+        svcnet_test_support::build::service("ns", "web", spec)
     }
 
     #[test]

@@ -8,5 +8,5 @@ mod common;
 fn apiserver_cases() {
     let cases = common::cases("apiserver");
     assert_eq!(cases.len(), 124, "the apiserver area holds 124 cases");
-    common::run_area("apiserver", common::check_validate_case);
+    common::run_typed_area("apiserver", common::check_validate_case);
 }

@@ -8,5 +8,5 @@ mod common;
 fn networkpolicy_cases() {
     let cases = common::cases("networkpolicy");
     assert_eq!(cases.len(), 52, "the networkpolicy area holds 52 cases");
-    common::run_area("networkpolicy", common::check_validate_case);
+    common::run_typed_area("networkpolicy", common::check_validate_case);
 }

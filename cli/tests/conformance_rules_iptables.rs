@@ -1,4 +1,4 @@
-//! The iptables rules conformance cases (`tests/conformance/rules/iptables-*.json`) through the
+//! The iptables rules conformance cases (`testdata/conformance/rules/iptables-*.json`) through the
 //! CLI, compared as the shared runner compares them (`common::rules_iptables`, a port of
 //! `check_rules`).
 

@@ -1,4 +1,4 @@
-//! The IPVS `rules` conformance cases (`tests/conformance/rules/ipvs-*.json`) through the CLI,
+//! The IPVS `rules` conformance cases (`testdata/conformance/rules/ipvs-*.json`) through the CLI,
 //! checked as the shared runner's `check_rules` checks them: `svcnet rules ARGS [--prior F]...
 //! --output json INPUT`, then the comparison of kube-proxy's IPVS tests
 //! (`common/ipvs_compare.rs`).

@@ -90,7 +90,7 @@ fn nftables_cases() {
     assert_eq!(
         all.len(),
         36,
-        "the 36 nftables cases are kept in tests/conformance/rules"
+        "the 36 nftables cases are kept in testdata/conformance/rules"
     );
     let mut failures = Vec::new();
     for (name, case) in &all {

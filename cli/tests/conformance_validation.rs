@@ -6,5 +6,5 @@ mod common;
 fn validation_cases() {
     let cases = common::cases("validation");
     assert_eq!(cases.len(), 91, "the validation area holds 91 cases");
-    common::run_area("validation", common::check_validate_case);
+    common::run_typed_area("validation", common::check_validate_case);
 }

@@ -1,6 +1,6 @@
 //! Differential-test cases recorded from kube-proxy v1.37.2 (kube-oracle) on clusters from
 //! `svcnet-testgen` (`scripts/difftest.py --record DIR --seeds ...`), kept under
-//! `tests/conformance/rules-difftest/` so `cargo test` holds them without Go: full syncs and
+//! `testdata/conformance/rules-difftest/` so `cargo test` holds them without Go: full syncs and
 //! histories of partial syncs (some aged), IPv4 and IPv6 nodes, every Service type. Compared as
 //! the rules conformance cases are (`common::rules_iptables`).
 

@@ -34,7 +34,8 @@ fn web(target: Value) -> Value {
     )
 }
 
-fn explain(items: Vec<Value>, svc: &str, extra: &[&str]) -> Vec<String> {
+/// The JSON answer of `svcnet explain SVC --output json EXTRA... INPUT` over `items`.
+fn run_explain(items: Vec<Value>, svc: &str, extra: &[&str]) -> Value {
     let dir = common::scratch_dir("explain");
     let input = common::write_json(
         &dir,
@@ -45,28 +46,32 @@ fn explain(items: Vec<Value>, svc: &str, extra: &[&str]) -> Vec<String> {
     args.extend_from_slice(extra);
     args.push(&input);
     let run = common::svcnet(&args);
+    let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let v = common::first_json(&run.stdout).expect("json");
     assert_eq!(v["service"], svc);
-    v["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .map(|f| f["code"].as_str().unwrap_or_default().to_owned())
-        .collect()
+    v
+}
+
+/// The finding codes of `explain`.
+fn explain(items: Vec<Value>, svc: &str, extra: &[&str]) -> Vec<String> {
+    findings(items, svc, extra).into_iter().map(|f| f.0).collect()
+}
+
+/// The Pod `web-1` (`app=web`), ready or not, with container `ports`.
+fn web_pod(ready: bool, ports: Value) -> Value {
+    pod("web-1", json!({"app": "web"}), ready, ports)
+}
+
+/// `svc` with the Pod `web-1` behind it and its EndpointSlice, both ready or both not.
+fn backed(svc: Value, ready: bool) -> Vec<Value> {
+    let name = svc["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+    vec![svc, web_pod(ready, json!([])), slice(&name, ready)]
 }
 
 #[test]
 fn healthy() {
-    let codes = explain(
-        vec![
-            web(json!(8080)),
-            pod("web-1", json!({"app": "web"}), true, json!([])),
-            slice("web", true),
-        ],
-        "shop/web",
-        &[],
-    );
+    let codes = explain(backed(web(json!(8080)), true), "shop/web", &[]);
     assert_eq!(codes, ["Healthy"]);
 }
 
@@ -90,50 +95,20 @@ fn selector_mismatch() {
 
 #[test]
 fn no_ready_pods() {
-    let codes = explain(
-        vec![
-            web(json!(8080)),
-            pod("web-1", json!({"app": "web"}), false, json!([])),
-            slice("web", false),
-        ],
-        "shop/web",
-        &[],
-    );
+    let codes = explain(backed(web(json!(8080)), false), "shop/web", &[]);
     assert_eq!(codes, ["NoReadyPods"]);
 }
 
 #[test]
 fn named_port_mismatch() {
-    let codes = explain(
-        vec![
-            web(json!("http")),
-            pod(
-                "web-1",
-                json!({"app": "web"}),
-                true,
-                json!([{"name": "web", "containerPort": 8080}]),
-            ),
-            slice("web", true),
-        ],
-        "shop/web",
-        &[],
-    );
-    assert_eq!(codes, ["NamedPortNotDeclared"]);
-    let ok = explain(
-        vec![
-            web(json!("http")),
-            pod(
-                "web-1",
-                json!({"app": "web"}),
-                true,
-                json!([{"name": "http", "containerPort": 8080}]),
-            ),
-            slice("web", true),
-        ],
-        "shop/web",
-        &[],
-    );
-    assert_eq!(ok, ["Healthy"]);
+    // The Service targets port "http"; the Pod's container port is named `port_name`.
+    let codes = |port_name: &str| {
+        let ports = json!([{"name": port_name, "containerPort": 8080}]);
+        let items = vec![web(json!("http")), web_pod(true, ports), slice("web", true)];
+        explain(items, "shop/web", &[])
+    };
+    assert_eq!(codes("web"), ["NamedPortNotDeclared"]);
+    assert_eq!(codes("http"), ["Healthy"]);
 }
 
 #[test]
@@ -168,15 +143,7 @@ fn headless() {
         json!({"type": "ClusterIP", "clusterIP": "None", "selector": {"app": "web"},
                "ports": [{"port": 5432, "protocol": "TCP"}]}),
     );
-    let codes = explain(
-        vec![
-            svc,
-            pod("web-1", json!({"app": "web"}), true, json!([])),
-            slice("db", true),
-        ],
-        "shop/db",
-        &[],
-    );
+    let codes = explain(backed(svc, true), "shop/db", &[]);
     assert_eq!(codes, ["Headless", "Healthy"]);
 }
 
@@ -188,11 +155,7 @@ fn local_policy_without_local_endpoints() {
                "internalTrafficPolicy": "Local",
                "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080}]}),
     );
-    let items = vec![
-        svc,
-        pod("web-1", json!({"app": "web"}), true, json!([])),
-        slice("web", true),
-    ];
+    let items = backed(svc, true);
     assert_eq!(
         explain(items.clone(), "shop/web", &["--node", "node-b"]),
         ["NoLocalEndpoints"]
@@ -213,18 +176,7 @@ fn text_output_reads_as_an_answer() {
 
 /// The findings of `explain --output json` as (code, message, objects).
 fn findings(items: Vec<Value>, svc: &str, extra: &[&str]) -> Vec<(String, String, Vec<String>)> {
-    let dir = common::scratch_dir("explain-trace");
-    let input = common::write_json(
-        &dir,
-        "in.json",
-        &json!({"apiVersion": "v1", "kind": "List", "items": items}),
-    );
-    let mut args = vec!["explain", svc, "--output", "json"];
-    args.extend_from_slice(extra);
-    args.push(&input);
-    let run = common::svcnet(&args);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let v = common::first_json(&run.stdout).expect("json");
+    let v = run_explain(items, svc, extra);
     v["findings"]
         .as_array()
         .expect("findings")
@@ -260,11 +212,7 @@ fn node(name: &str, ip: &str) -> Value {
 
 #[test]
 fn populated_slices_trace_each_frontend_through_the_node_rules() {
-    let items = vec![
-        node_port_web("Cluster"),
-        pod("web-1", json!({"app": "web"}), true, json!([])),
-        slice("web", true),
-    ];
+    let items = backed(node_port_web("Cluster"), true);
     let f = findings(
         items,
         "shop/web",
@@ -299,62 +247,47 @@ fn populated_slices_trace_each_frontend_through_the_node_rules() {
     );
 }
 
+/// The message of the first finding that traces the NodePort.
+fn node_port_trace(f: &[(String, String, Vec<String>)]) -> &str {
+    &f.iter()
+        .find(|x| x.1.contains("NodePort"))
+        .expect("a NodePort trace")
+        .1
+}
+
 #[test]
 fn local_policy_drops_in_iptables_and_falls_back_in_ipvs() {
-    let items = vec![
-        node_port_web("Local"),
-        pod("web-1", json!({"app": "web"}), true, json!([])),
-        slice("web", true),
-        node("node-b", "192.168.0.3"),
-    ];
+    let mut items = backed(node_port_web("Local"), true);
+    items.push(node("node-b", "192.168.0.3"));
     // The node IP comes from the Node's InternalIP.
     let ipt = findings(items.clone(), "shop/web", &["--node", "node-b"]);
-    let node_port = ipt
-        .iter()
-        .find(|x| x.1.contains("NodePort"))
-        .expect("a NodePort trace");
+    let trace = node_port_trace(&ipt);
     assert!(
-        node_port
-            .1
-            .ends_with("is dropped by filter KUBE-EXTERNAL-SERVICES"),
-        "{}",
-        node_port.1
+        trace.ends_with("is dropped by filter KUBE-EXTERNAL-SERVICES"),
+        "{trace}"
     );
     let ipvs = findings(items, "shop/web", &["--node", "node-b", "--backend", "ipvs"]);
     assert!(
         ipvs[0].0 == "NoLocalEndpoints" && ipvs[0].1.contains("in IPVS mode"),
         "{ipvs:?}"
     );
-    let node_port = ipvs
-        .iter()
-        .find(|x| x.1.contains("NodePort"))
-        .expect("a NodePort trace");
+    let trace = node_port_trace(&ipvs);
     assert!(
-        node_port
-            .1
-            .contains("is DNATed to one of 10.0.0.5:8080, source address kept"),
-        "{}",
-        node_port.1
+        trace.contains("is DNATed to one of 10.0.0.5:8080, source address kept"),
+        "{trace}"
     );
 }
 
 #[test]
 fn no_trace_without_slices_or_node_address() {
     let codes = explain(
-        vec![
-            node_port_web("Cluster"),
-            pod("web-1", json!({"app": "web"}), true, json!([])),
-        ],
+        vec![node_port_web("Cluster"), web_pod(true, json!([]))],
         "shop/web",
         &["--node", "node-b", "--node-ip", "192.168.0.3"],
     );
     assert_eq!(codes, ["NoEndpointSlices"]);
     let codes = explain(
-        vec![
-            node_port_web("Cluster"),
-            pod("web-1", json!({"app": "web"}), true, json!([])),
-            slice("web", true),
-        ],
+        backed(node_port_web("Cluster"), true),
         "shop/web",
         &["--node", "node-b"],
     );

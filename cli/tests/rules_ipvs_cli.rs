@@ -1,5 +1,5 @@
 //! `svcnet rules --backend ipvs` text forms and flags. The text fixtures under
-//! `tests/fixtures/ipvs/` were printed by kube-oracle (kube-proxy v1.37.2's IPVS proxier on its
+//! `testdata/recorded/ipvs/` were printed by kube-oracle (kube-proxy v1.37.2's IPVS proxier on its
 //! test fakes) for the input of case `ipvs-nodeport-ipv4-udp`, with the case's settings.
 
 mod common;
@@ -35,7 +35,7 @@ fn run(case: &Value, extra: &[&str]) -> common::Run {
 
 fn fixture(name: &str) -> String {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/ipvs")
+        .join("../testdata/recorded/ipvs")
         .join(name);
     std::fs::read_to_string(p).expect("fixture")
 }

@@ -44,18 +44,9 @@ fn json_lines(stdout: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The `(reason, field)` pairs of a `Status`' causes.
 fn causes(st: &Value) -> Vec<(String, String)> {
-    st["details"]["causes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            (
-                c["reason"].as_str().unwrap_or("").to_owned(),
-                c["field"].as_str().unwrap_or("").to_owned(),
-            )
-        })
-        .collect()
+    svcnet_test_support::check::status_causes(st).1
 }
 
 #[test]

@@ -24,9 +24,12 @@ fn empty_cluster_matches_kube_proxy() {
     assert_eq!(out.main.num_operations(), 93);
     assert_eq!(
         sorted(&out.main.render()),
-        sorted(include_str!("fixtures/nft-empty.tx"))
+        sorted(include_str!("../../testdata/recorded/rules/nft-empty.tx"))
     );
-    assert_eq!(p.state().dump(), include_str!("fixtures/nft-empty.state"));
+    assert_eq!(
+        p.state().dump(),
+        include_str!("../../testdata/recorded/rules/nft-empty.state")
+    );
 }
 
 fn port(name: &str, port_name: &str) -> svcnet_rules::nftables::NftServicePort {

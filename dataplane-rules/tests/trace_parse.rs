@@ -357,7 +357,7 @@ proptest! {
 /// 11-decimal probabilities, counters) traces exactly as the text it was loaded from.
 #[test]
 fn kernel_iptables_save_traces_as_the_text_it_was_loaded_from() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/recorded/rules/");
     let read = |f: &str| std::fs::read_to_string(format!("{dir}{f}")).expect("fixture");
     let kernel = iptables::parse_state(&read("iptables-save-kernel-etp-local.txt")).expect("kernel text");
     let mine = iptables::parse_state(&read("iptables-state-svcnet-etp-local.txt")).expect("svcnet text");
@@ -399,7 +399,7 @@ fn kernel_iptables_save_traces_as_the_text_it_was_loaded_from() {
 /// backends DNAT alike).
 #[test]
 fn kube_oracle_text_reads_back_and_traces_alike() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/recorded/rules/");
     let read = |f: &str| std::fs::read_to_string(format!("{dir}{f}")).expect("fixture");
     let with_newline = |t: String| if t.ends_with('\n') { t } else { t + "\n" };
     let state_text = with_newline(read("iptables-state-kube-oracle-etp-local.txt"));

@@ -68,6 +68,23 @@ impl Object {
             Object::NetworkPolicy(o) => &o.metadata,
         }
     }
+
+    /// The stored object an update of this one starts from, among `stored`: the one of the same
+    /// kind, namespace and name, else the only one of the same kind (`None` when neither is
+    /// there). This is how `svcnet validate --old` pairs a request with what the server holds.
+    pub fn counterpart<'a>(&self, stored: impl IntoIterator<Item = &'a Object>) -> Option<&'a Object> {
+        let same_kind: Vec<&Object> = stored.into_iter().filter(|o| o.kind() == self.kind()).collect();
+        let m = self.metadata();
+        let by_name = same_kind
+            .iter()
+            .find(|o| o.metadata().name() == m.name() && o.metadata().namespace() == m.namespace())
+            .copied();
+        match (by_name, same_kind.as_slice()) {
+            (Some(o), _) => Some(o),
+            (None, [only]) => Some(*only),
+            _ => None,
+        }
+    }
 }
 
 /// Objects sorted by kind, each list in input order.
@@ -113,5 +130,41 @@ impl ObjectSet {
             Object::Node(x) => self.nodes.push(*x),
             Object::NetworkPolicy(x) => self.network_policies.push(*x),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(kind: &str, ns: &str, name: &str) -> Object {
+        let metadata = ObjectMeta {
+            namespace: Some(ns.into()),
+            name: Some(name.into()),
+            ..ObjectMeta::default()
+        };
+        match kind {
+            "Service" => Object::Service(Box::new(Service {
+                metadata,
+                ..Service::default()
+            })),
+            _ => Object::Pod(Box::new(Pod {
+                metadata,
+                ..Pod::default()
+            })),
+        }
+    }
+
+    #[test]
+    fn counterpart_by_name_else_the_only_one_of_the_kind() {
+        let web = obj("Service", "ns", "web");
+        let stored = [obj("Pod", "ns", "web"), obj("Service", "ns", "db")];
+        // The only Service stored, whatever its name.
+        assert_eq!(web.counterpart(&stored), Some(&stored[1]));
+        let stored = [obj("Service", "ns", "db"), obj("Service", "ns", "web")];
+        assert_eq!(web.counterpart(&stored), Some(&stored[1]));
+        let stored = [obj("Service", "ns", "db"), obj("Service", "other", "web")];
+        assert_eq!(web.counterpart(&stored), None);
+        assert_eq!(web.counterpart(&[]), None);
     }
 }

@@ -1,5 +1,5 @@
 //! svcnet → k8s-openapi → svcnet round trips (feature `k8s-openapi`):
-//! - every object of the conformance inputs (`cli/tests/conformance/*/`) and of the example
+//! - every object of the conformance inputs (`testdata/conformance/*/`) and of the example
 //!   cluster (`examples/clusters/`) comes back unchanged;
 //! - generated objects of every kind come back unchanged, or the conversion names the field
 //!   k8s-openapi cannot hold (a time that is not RFC 3339, an unset required field). Services,
@@ -135,7 +135,7 @@ fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
 fn every_conformance_input_and_example_object_survives() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut objects: Vec<(String, Value)> = Vec::new();
-    let areas = root.join("cli/tests/conformance");
+    let areas = root.join("testdata/conformance");
     for area in std::fs::read_dir(&areas)
         .expect("conformance dir")
         .filter_map(Result::ok)

@@ -8,9 +8,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use svcnet_model::{EndpointSlice, IpAddress, Service, ServiceCidr};
 
-/// The validation fixtures, kept as data under the CLI's tests.
+/// The validation fixtures, kept as data under the workspace's `testdata/`.
 fn fixture_objects() -> Vec<(String, Value)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cli/tests/conformance/validation");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/conformance/validation");
     let mut names: Vec<_> = std::fs::read_dir(&dir)
         .expect("fixture directory")
         .filter_map(Result::ok)

@@ -241,31 +241,7 @@ pub(crate) fn node_zone_label(node: &Node) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use svcnet_model::{NodeStatus, ObjectMeta, PodCondition, Quantity};
-
-    pub(crate) fn node(name: &str, zone: Option<&str>, cpu: Option<&str>, ready: bool) -> Node {
-        let mut labels = std::collections::BTreeMap::new();
-        if let Some(z) = zone {
-            labels.insert(LABEL_TOPOLOGY_ZONE.to_owned(), z.to_owned());
-        }
-        Node {
-            metadata: ObjectMeta {
-                name: Some(name.into()),
-                labels: Some(labels.into_iter().collect()),
-                ..Default::default()
-            },
-            status: Some(NodeStatus {
-                allocatable: cpu.map(|c| [("cpu".to_owned(), Quantity::from(c))].into()),
-                conditions: Some(vec![PodCondition {
-                    type_: "Ready".into(),
-                    status: if ready { "True" } else { "False" }.into(),
-                    ..Default::default()
-                }]),
-                ..Default::default()
-            }),
-            ..Default::default()
-        }
-    }
+    use svcnet_test_support::build::node;
 
     #[test]
     fn counts_ready_workers_per_zone() {

@@ -635,33 +635,19 @@ pub(crate) fn slice_name(s: &EndpointSlice) -> String {
 
 #[cfg(test)]
 pub(crate) mod test_support {
-    use svcnet_model::{Endpoint, EndpointConditions, EndpointSlice, ObjectMeta, Service};
+    use svcnet_model::{Endpoint, EndpointSlice, Service};
 
     /// A ready (or not) endpoint in a zone (`""` for none) on a node.
     pub(crate) fn ep(addr: &str, zone: &str, ready: Option<bool>) -> Endpoint {
         Endpoint {
-            addresses: vec![addr.into()],
-            conditions: EndpointConditions {
-                ready,
-                ..Default::default()
-            },
-            zone: (!zone.is_empty()).then(|| zone.into()),
             node_name: Some(format!("node-{zone}").into()),
-            ..Default::default()
+            ..svcnet_test_support::build::endpoint(addr, zone, ready)
         }
     }
 
+    /// IPv4 slice `ns/name` holding `endpoints`.
     pub(crate) fn slice(name: &str, endpoints: Vec<Endpoint>) -> EndpointSlice {
-        EndpointSlice {
-            metadata: ObjectMeta {
-                name: Some(name.to_owned()),
-                namespace: Some("ns".into()),
-                ..Default::default()
-            },
-            address_type: "IPv4".into(),
-            endpoints: Some(endpoints),
-            ..Default::default()
-        }
+        svcnet_test_support::build::endpoint_slice("ns", name, "IPv4", endpoints)
     }
 
     pub(crate) fn service(annotation: Option<&str>, td: Option<&str>) -> Service {

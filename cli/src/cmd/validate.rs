@@ -77,7 +77,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut rng = SplitMix64::new(DRY_RUN_SEED);
     let mut tally = Tally::default();
     for l in &objects {
-        let old = match args.old.as_ref().map(|_| find_old(&l.object, &olds)) {
+        let old = match args
+            .old
+            .as_ref()
+            .map(|_| l.object.counterpart(olds.iter().map(|o| &o.object)))
+        {
             Some(None) => {
                 return Err(CliError::Usage(format!(
                     "--old: no {} named {:?} to compare {} with",
@@ -193,24 +197,6 @@ fn plural(kind: &str, n: usize) -> String {
         kind.to_owned()
     } else {
         format!("{kind}s")
-    }
-}
-
-fn find_old<'a>(obj: &Object, olds: &'a [Located]) -> Option<&'a Object> {
-    let same_kind: Vec<&Object> = olds
-        .iter()
-        .map(|l| &l.object)
-        .filter(|o| o.kind() == obj.kind())
-        .collect();
-    let m = obj.metadata();
-    let by_name = same_kind
-        .iter()
-        .find(|o| o.metadata().name() == m.name() && o.metadata().namespace() == m.namespace())
-        .copied();
-    match (by_name, same_kind.as_slice()) {
-        (Some(o), _) => Some(o),
-        (None, [only]) => Some(*only),
-        _ => None,
     }
 }
 

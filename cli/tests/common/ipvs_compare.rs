@@ -9,6 +9,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
+use svcnet_test_support::check::subset;
 
 /// Chains whose rules kube-proxy writes in Go map order: compared as sets.
 const UNORDERED: [&str; 1] = ["KUBE-IPVS-OUT-FILTER"];
@@ -47,17 +48,6 @@ pub fn canonical(value: &Value) -> String {
     let mut s = String::new();
     write(value, &mut s);
     s
-}
-
-/// True when every key of `want` is in `got` with an equal (recursively subset) value.
-pub fn subset(want: &Value, got: &Value) -> bool {
-    match (want, got) {
-        (Value::Object(w), Value::Object(g)) => {
-            w.iter().all(|(k, v)| g.get(k).is_some_and(|gv| subset(v, gv)))
-        }
-        (Value::Object(_), _) => false,
-        _ => want == got,
-    }
 }
 
 fn vs_key(v: &Value) -> (String, String, String) {

@@ -1,12 +1,16 @@
-//! Shared helpers of the CLI's integration tests: running the built `svcnet` binary and loading
-//! the conformance cases kept under `tests/conformance/<area>/`.
+//! Shared helpers of the CLI's integration tests: running the built `svcnet` binary, and running
+//! the conformance cases of the workspace's `testdata/conformance/<area>/` through it (cases,
+//! loader and pass criteria from `svcnet-test-support`).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+use svcnet_test_support::case::{Case, ValidateExpect};
+use svcnet_test_support::check;
 
 pub mod rules_iptables;
 
@@ -78,26 +82,10 @@ pub fn write_json(dir: &Path, name: &str, value: &Value) -> String {
     p.to_string_lossy().into_owned()
 }
 
-/// The cases of one area, sorted by file name: `(file name, case)`.
+/// The cases of one area as JSON, sorted by file name: `(file name, case)`
+/// (`svcnet_test_support::case::raw_cases`).
 pub fn cases(area: &str) -> Vec<(String, Value)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/conformance")
-        .join(area);
-    let mut names: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".json"))
-        .collect();
-    names.sort();
-    names
-        .into_iter()
-        .map(|n| {
-            let text = std::fs::read_to_string(dir.join(&n)).expect("read case");
-            let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{n}: {e}"));
-            (n, v)
-        })
-        .collect()
+    svcnet_test_support::case::raw_cases(area)
 }
 
 /// Parses the first JSON document of `out` (the whole text, or its first line).
@@ -129,45 +117,42 @@ pub fn run_area(area: &str, check: impl Fn(&Value, &Path) -> Result<(), String>)
     );
 }
 
-/// True when every key of `want` is in `got` with an equal (recursively subset) value.
-pub fn subset(want: &Value, got: &Value) -> bool {
-    match (want, got) {
-        (Value::Object(w), Value::Object(g)) => {
-            w.iter().all(|(k, v)| g.get(k).is_some_and(|gv| subset(v, gv)))
-        }
-        (Value::Object(_), _) => false,
-        _ => want == got,
-    }
+/// Runs `check` over every case of `area`, typed with expectation `E`, each with a fresh
+/// scratch directory, and fails with the list of failing cases.
+pub fn run_typed_area<E: DeserializeOwned>(
+    area: &str,
+    check: impl Fn(&Case<E>, &Path) -> Result<(), String>,
+) {
+    let checked = svcnet_test_support::case::run_area(area, |case: &Case<E>| {
+        let dir = scratch_dir(area);
+        let res = check(case, &dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        Some(res)
+    });
+    assert!(checked > 0, "no cases for {area}");
 }
 
-/// Checks one `validate` case as the shared runner does: the status, the exact error count when
-/// given, every expected (reason, field) pair among the causes, and an exit code that agrees.
-pub fn check_validate_case(case: &Value, dir: &std::path::Path) -> Result<(), String> {
-    let input = write_json(dir, "input.json", &case["input"]);
+/// Checks one `validate` case as the shared runner does (`check::validate`: the status, the
+/// exact error count when given, every expected (reason, field) pair among the causes), and
+/// that the exit code agrees.
+pub fn check_validate_case(case: &Case<ValidateExpect>, dir: &Path) -> Result<(), String> {
+    let input = write_json(dir, "input.json", &case.input);
     let mut args: Vec<String> = vec!["validate".into(), "--output".into(), "json".into()];
-    if let Some(old) = case.get("old").filter(|o| !o.is_null()) {
+    if let Some(old) = case.old.as_ref().filter(|o| !o.is_null()) {
         args.push("--old".into());
         args.push(write_json(dir, "old.json", old));
     }
     // The case's cluster, as the shared runner passes it.
-    let cluster = &case["cluster"];
-    let cidrs: Vec<&str> = cluster["serviceCIDRs"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    if !cidrs.is_empty() {
+    let cluster = case.cluster.clone().unwrap_or_default();
+    if !cluster.service_cidrs.is_empty() {
         args.push("--service-cidrs".into());
-        args.push(cidrs.join(","));
+        args.push(cluster.service_cidrs.join(","));
     }
-    if let Some(range) = cluster["nodePortRange"].as_str().filter(|r| !r.is_empty()) {
+    if let Some(range) = cluster.node_port_range.filter(|r| !r.is_empty()) {
         args.push("--node-port-range".into());
-        args.push(range.to_owned());
+        args.push(range);
     }
-    for a in case["args"].as_array().into_iter().flatten() {
-        args.push(a.as_str().unwrap_or_default().to_owned());
-    }
+    args.extend(case.args.iter().cloned());
     args.push(input);
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = svcnet(&argv);
@@ -175,56 +160,25 @@ pub fn check_validate_case(case: &Value, dir: &std::path::Path) -> Result<(), St
         return Err(format!("exit {}: {}", run.code, run.stderr.trim()));
     }
     let st = first_json(&run.stdout).ok_or("output is not JSON")?;
-    let valid = st["status"] == "Success";
-    let causes: Vec<(String, String)> = st["details"]["causes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|c| {
-            (
-                c["reason"].as_str().unwrap_or("").to_owned(),
-                c["field"].as_str().unwrap_or("").to_owned(),
-            )
-        })
-        .collect();
-    let exp = &case["expect"];
-    if Some(valid) != exp["valid"].as_bool() {
-        return Err(format!("valid={valid}, want {}; got {causes:?}", exp["valid"]));
-    }
+    let (valid, causes) = check::status_causes(&st);
+    check::validate(&case.expect, valid, &causes)?;
     // The exit code agrees with the status.
     let want_code = if valid { 0 } else { 1 };
     if run.code != want_code {
         return Err(format!("exit {}, want {want_code}", run.code));
-    }
-    if let Some(n) = exp.get("error_count").and_then(Value::as_u64)
-        && causes.len() as u64 != n
-    {
-        return Err(format!("{} errors, want {n}: {causes:?}", causes.len()));
-    }
-    for e in exp["errors"].as_array().into_iter().flatten() {
-        let want = (
-            e["type"].as_str().unwrap_or("").to_owned(),
-            e["field"].as_str().unwrap_or("").to_owned(),
-        );
-        if !causes.contains(&want) {
-            return Err(format!("missing {want:?}; got {causes:?}"));
-        }
     }
     Ok(())
 }
 
 /// Runs a case's subcommand as the shared runner does (`svcnet SUB [--output json] ARGS... INPUT`,
 /// with the case's input written to `dir`) and parses its first JSON document.
-pub fn run_case_json(case: &Value, dir: &Path, output_json: bool) -> Result<Value, String> {
-    let input = write_json(dir, "input.json", &case["input"]);
-    let sub = case["subcommand"].as_str().ok_or("no subcommand")?.to_owned();
-    let mut args: Vec<String> = vec![sub];
+pub fn run_case_json<E>(case: &Case<E>, dir: &Path, output_json: bool) -> Result<Value, String> {
+    let input = write_json(dir, "input.json", &case.input);
+    let mut args: Vec<String> = vec![case.subcommand.clone()];
     if output_json {
         args.extend(["--output".to_owned(), "json".to_owned()]);
     }
-    for a in case["args"].as_array().into_iter().flatten() {
-        args.push(a.as_str().unwrap_or_default().to_owned());
-    }
+    args.extend(case.args.iter().cloned());
     args.push(input);
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = svcnet(&argv);
