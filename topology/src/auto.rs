@@ -7,10 +7,9 @@ use svcnet_model::{EndpointHints, EndpointSlice, ForZone};
 use crate::allocation::{AllocationFailure, ZoneAllocation, allocate, short_zones};
 use crate::capacity::{Insufficiency, ZoneCapacity};
 use crate::event::{Event, EventType, REASON_ENABLED, message};
-use crate::hints::{
-    AutoReport, Ctx, Decision, HintMove, RemovalReason, SliceNote, SliceReason, ZoneReport, endpoint_ready,
-    first_address, slice_name,
-};
+use crate::report::{AutoReport, Decision, HintMove, RemovalReason, SliceNote, SliceReason, ZoneReport};
+use crate::slice_set::{SliceSet, endpoint_ready, first_address, slice_name};
+use crate::state::Ctx;
 
 type Allocations = BTreeMap<String, ZoneAllocation>;
 
@@ -284,7 +283,7 @@ fn largest<'a>(m: &BTreeMap<&'a str, f64>) -> Option<(&'a str, f64)> {
 /// Re-hints ready endpoints of giving zones (in slice order) to receiving zones (first by
 /// name with units left; Kubernetes takes whichever its map yields first).
 fn redistribute(
-    set: &mut crate::hints::SliceSet,
+    set: &mut SliceSet,
     giving: &mut BTreeMap<String, usize>,
     receiving: &mut BTreeMap<String, usize>,
     counts: &mut BTreeMap<String, usize>,
@@ -326,11 +325,7 @@ fn redistribute(
 
 /// Strict mode: endpoints in zones without CPU (hinted to their own zone, which no proxy
 /// reads and which the next sync rejects) are hinted to the zone furthest below its target.
-fn adopt_zoneless(
-    set: &mut crate::hints::SliceSet,
-    allocations: &Allocations,
-    counts: &mut BTreeMap<String, usize>,
-) {
+fn adopt_zoneless(set: &mut SliceSet, allocations: &Allocations, counts: &mut BTreeMap<String, usize>) {
     for s in set.to_create.iter_mut().chain(set.to_update.iter_mut()) {
         for ep in s.endpoints.iter_mut().flatten() {
             let Some(own) = ep.zone.as_deref().map(str::to_owned) else {
@@ -364,7 +359,7 @@ fn adopt_zoneless(
 /// a minimum of zero) to zones below it, largest shortfall first, until every zone has its
 /// minimum. Only endpoints of slices being written can move.
 fn raise_to_minimums(
-    set: &mut crate::hints::SliceSet,
+    set: &mut SliceSet,
     allocations: &Allocations,
     counts: &mut BTreeMap<String, usize>,
     endpoints: usize,
@@ -430,7 +425,7 @@ fn raise_to_minimums(
 mod tests {
     use svcnet_model::{EndpointHints, ForZone};
 
-    use crate::hints::test_support::*;
+    use crate::test_support::*;
     use crate::*;
 
     fn auto(slices: SliceSet, cap: &ZoneCapacity, strict: bool) -> HintsOutcome {

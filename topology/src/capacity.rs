@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use svcnet_model::{LABEL_CONTROL_PLANE, LABEL_MASTER, LABEL_TOPOLOGY_ZONE, Node};
 
-use crate::TopologyError;
+use crate::error::TopologyError;
 
 /// What node accounting made of one Node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -99,16 +99,18 @@ mod hints;
 mod index;
 mod mechanism;
 mod proxy;
+mod report;
 mod select;
+mod slice_set;
+mod state;
+#[cfg(test)]
+mod test_support;
 
 pub use allocation::{OVERLOAD_THRESHOLD, ZoneAllocation, service_overloaded, short_zones};
 pub use capacity::{Insufficiency, NodeAccount, NodeDecision, ZoneCapacity};
 pub use error::TopologyError;
 pub use event::{Event, EventType, REASON_DISABLED, REASON_ENABLED, message};
-pub use hints::{
-    AutoReport, Decision, HintMove, HintsOptions, HintsOutcome, RemovalReason, SliceNote, SliceReason,
-    SliceSet, ZoneReport, reconcile_hints,
-};
+pub use hints::{HintsOptions, HintsOutcome, reconcile_hints};
 pub use index::SliceIndex;
 pub use mechanism::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, AnnotationSeen, Mechanism, MechanismChoice,
@@ -117,7 +119,9 @@ pub use mechanism::{
 pub use proxy::{
     EndpointTable, Ignored, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName,
 };
+pub use report::{AutoReport, Decision, HintMove, RemovalReason, SliceNote, SliceReason, ZoneReport};
 pub use select::{Categories, NodeView, PortEndpoints, Selection, TopologyMode, categorize, proxied_ports};
+pub use slice_set::SliceSet;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
