@@ -8,8 +8,8 @@ use std::ops::Range;
 
 use svcnet_model::{EndpointPort, EndpointSlice};
 
+use crate::endpoint::{Ignored, IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
 use crate::fasthash::{FastMap, fast_map};
-use crate::proxy::{Ignored, IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
 
 /// (namespace, Service name), borrowed from a slice.
 type ServiceKey<'a> = (&'a str, &'a str);

@@ -92,6 +92,7 @@
 mod allocation;
 mod auto;
 mod capacity;
+mod endpoint;
 mod error;
 mod event;
 mod fasthash;
@@ -108,6 +109,7 @@ mod test_support;
 
 pub use allocation::{OVERLOAD_THRESHOLD, ZoneAllocation, service_overloaded, short_zones};
 pub use capacity::{Insufficiency, NodeAccount, NodeDecision, ZoneCapacity};
+pub use endpoint::{Ignored, IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
 pub use error::TopologyError;
 pub use event::{Event, EventType, REASON_DISABLED, REASON_ENABLED, message};
 pub use hints::{HintsOptions, HintsOutcome, reconcile_hints};
@@ -116,9 +118,7 @@ pub use mechanism::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, AnnotationSeen, Mechanism, MechanismChoice,
     TrafficDistribution, TrafficDistributionSeen, choose_mechanism,
 };
-pub use proxy::{
-    EndpointTable, Ignored, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName,
-};
+pub use proxy::{EndpointTable, NodeTopology, PortPolicy};
 pub use report::{AutoReport, Decision, HintMove, RemovalReason, SliceNote, SliceReason, ZoneReport};
 pub use select::{Categories, NodeView, PortEndpoints, Selection, TopologyMode, categorize, proxied_ports};
 pub use slice_set::SliceSet;

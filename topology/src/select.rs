@@ -6,11 +6,9 @@ use std::ops::Range;
 use serde::Serialize;
 use svcnet_model::{EndpointSlice, Service, ServicePort};
 
+use crate::endpoint::{IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
 use crate::index::SliceIndex;
-use crate::proxy::{
-    Families, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName,
-    cluster_ips_unallocated, service_families,
-};
+use crate::proxy::{Families, NodeTopology, PortPolicy, cluster_ips_unallocated, service_families};
 
 /// How hints narrowed the cluster endpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
@@ -336,7 +334,7 @@ pub struct NodeView<'a> {
     ports: Vec<PortEntry<'a>>,
     endpoints: Vec<ProxyEndpoint<'a>>,
     /// Slice content left out, with the reason.
-    pub ignored: Vec<crate::proxy::Ignored>,
+    pub ignored: Vec<crate::endpoint::Ignored>,
 }
 
 impl<'a> NodeView<'a> {
