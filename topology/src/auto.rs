@@ -1,5 +1,7 @@
 //! Topology-aware routing (`Auto`): CPU-proportional zone hints (`AddHints`).
 
+use std::sync::Arc;
+
 use std::collections::BTreeMap;
 
 use svcnet_model::{EndpointHints, EndpointSlice, ForZone};
@@ -61,6 +63,7 @@ pub(crate) fn add_hints(ctx: &mut Ctx<'_>, capacity: &ZoneCapacity, strict: bool
     // Every ready endpoint being written starts hinted to its own zone.
     let mut missing_zone = None;
     for s in ctx.set.to_create.iter_mut().chain(ctx.set.to_update.iter_mut()) {
+        let s = Arc::make_mut(s);
         let mut without_zone = None;
         for ep in s.endpoints.iter_mut().flatten() {
             if !endpoint_ready(ep) {
@@ -289,6 +292,7 @@ fn redistribute(
     counts: &mut BTreeMap<String, usize>,
 ) {
     for s in set.to_create.iter_mut().chain(set.to_update.iter_mut()) {
+        let s = Arc::make_mut(s);
         for ep in s.endpoints.iter_mut().flatten() {
             if !endpoint_ready(ep) {
                 continue;
@@ -327,6 +331,7 @@ fn redistribute(
 /// reads and which the next sync rejects) are hinted to the zone furthest below its target.
 fn adopt_zoneless(set: &mut SliceSet, allocations: &Allocations, counts: &mut BTreeMap<String, usize>) {
     for s in set.to_create.iter_mut().chain(set.to_update.iter_mut()) {
+        let s = Arc::make_mut(s);
         for ep in s.endpoints.iter_mut().flatten() {
             let Some(own) = ep.zone.as_deref().map(str::to_owned) else {
                 continue;
@@ -389,6 +394,7 @@ fn raise_to_minimums(
         let mut done = false;
         'givers: for (giver, _) in givers {
             for s in set.to_create.iter_mut().chain(set.to_update.iter_mut()) {
+                let s = Arc::make_mut(s);
                 for ep in s.endpoints.iter_mut().flatten() {
                     let hinted_here = ep
                         .hints
@@ -423,7 +429,7 @@ fn raise_to_minimums(
 
 #[cfg(test)]
 mod tests {
-    use svcnet_model::{EndpointHints, ForZone};
+    use svcnet_model::{EndpointHints, EndpointSlice, ForZone};
 
     use crate::test_support::*;
     use crate::*;
@@ -580,7 +586,7 @@ mod tests {
         assert!(again.events.is_empty());
 
         // A hint to a zone without capacity forces a rewrite.
-        let mut stale = first.slices.to_update[0].clone();
+        let mut stale = EndpointSlice::clone(&first.slices.to_update[0]);
         stale.endpoints.as_mut().unwrap()[0].hints = Some(EndpointHints {
             for_zones: Some(vec![ForZone { name: "z".into() }]),
             for_nodes: None,
@@ -639,7 +645,7 @@ mod tests {
         eps.push(sleepy);
         let out = auto(
             SliceSet {
-                to_update: vec![slice("s", eps)],
+                to_update: vec![slice("s", eps).into()],
                 ..Default::default()
             },
             &two,
@@ -716,8 +722,8 @@ mod tests {
         }
         let fresh = slice("fresh", vec![ep("10.1.0.1", "b", Some(true))]);
         let set = SliceSet {
-            to_create: vec![fresh],
-            unchanged: vec![pinned],
+            to_create: vec![fresh.into()],
+            unchanged: vec![pinned.into()],
             ..Default::default()
         };
         let out = auto(set, &cap, true);

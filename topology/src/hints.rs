@@ -1,6 +1,8 @@
 //! Controller side: filling or removing the topology hints of one Service's EndpointSlices of
 //! one address type, with every decision explained.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use svcnet_model::{Endpoint, EndpointHints, ForNode, ForZone, Service};
 
@@ -206,6 +208,7 @@ fn reconcile_traffic_distribution(ctx: &mut Ctx<'_>, td: TrafficDistribution) {
         }
     }
     for s in ctx.set.to_create.iter_mut().chain(ctx.set.to_update.iter_mut()) {
+        let s = Arc::make_mut(s);
         for ep in s.endpoints.iter_mut().flatten() {
             if !endpoint_ready(ep) {
                 continue;

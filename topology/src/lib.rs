@@ -81,7 +81,8 @@
 //!
 //! // Proxy on node n2 in zone b: the endpoints hinted to b, not zone a's other two.
 //! let services = [svc];
-//! let view = NodeView::build(&services, &out.slices.to_update, NodeTopology::new("n2", "b"),
+//! let slices: Vec<EndpointSlice> = out.slices.iter().cloned().collect();
+//! let view = NodeView::build(&services, &slices, NodeTopology::new("n2", "b"),
 //!     SelectOptions::default());
 //! let (port, sel) = view.selections().next().unwrap();
 //! assert_eq!(port.name.to_string(), "shop/web");

@@ -1,27 +1,33 @@
 //! The slices of one Service and address type as hinting takes them, and how hinting reads an
 //! endpoint and names a slice.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 use svcnet_model::{Endpoint, EndpointSlice};
 
 /// A Service's EndpointSlices of one address type, as the reconciler hands them to hinting:
 /// slices it will create, slices it will update, and existing slices it leaves alone.
+///
+/// The slices are shared (`Arc`): hinting copies a slice only when it rewrites one that someone
+/// else still holds, so a caller may keep its own references to the slices it hands over.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SliceSet {
     /// New slices.
-    pub to_create: Vec<EndpointSlice>,
+    pub to_create: Vec<Arc<EndpointSlice>>,
     /// Existing slices being rewritten.
-    pub to_update: Vec<EndpointSlice>,
+    pub to_update: Vec<Arc<EndpointSlice>>,
     /// Existing slices not otherwise touched; hinting may move some to `to_update`.
-    pub unchanged: Vec<EndpointSlice>,
+    pub unchanged: Vec<Arc<EndpointSlice>>,
 }
 
 impl SliceSet {
     /// Existing slices only (all unchanged), as when hints are recomputed for a cluster as it is.
-    pub fn existing(slices: Vec<EndpointSlice>) -> Self {
+    /// Takes owned slices or shared ones (`EndpointSlice` or `Arc<EndpointSlice>`).
+    pub fn existing<S: Into<Arc<EndpointSlice>>>(slices: impl IntoIterator<Item = S>) -> Self {
         SliceSet {
-            unchanged: slices,
+            unchanged: slices.into_iter().map(Into::into).collect(),
             ..Default::default()
         }
     }
@@ -32,6 +38,7 @@ impl SliceSet {
             .iter()
             .chain(&self.to_update)
             .chain(&self.unchanged)
+            .map(|s| &**s)
     }
 }
 

@@ -1,6 +1,8 @@
 //! The working state of one hinting call: the slices, the events and notes so far, and the
 //! controller's memory; shared by the `Auto` and `trafficDistribution` paths.
 
+use std::sync::Arc;
+
 use crate::event::{Event, EventType, REASON_DISABLED, message};
 use crate::report::{Decision, RemovalReason, SliceNote, SliceReason};
 use crate::slice_set::{SliceSet, slice_name};
@@ -32,6 +34,7 @@ impl Ctx<'_> {
     /// carry any (those move to the updates).
     pub(crate) fn remove_hints(&mut self) {
         for s in self.set.to_create.iter_mut().chain(self.set.to_update.iter_mut()) {
+            let s = Arc::make_mut(s);
             for ep in s.endpoints.iter_mut().flatten() {
                 ep.hints = None;
             }
@@ -39,7 +42,7 @@ impl Ctx<'_> {
         let unchanged = std::mem::take(&mut self.set.unchanged);
         for mut s in unchanged {
             if s.endpoints().iter().any(|e| e.hints.is_some()) {
-                for ep in s.endpoints.iter_mut().flatten() {
+                for ep in Arc::make_mut(&mut s).endpoints.iter_mut().flatten() {
                     ep.hints = None;
                 }
                 self.notes.push(SliceNote {
