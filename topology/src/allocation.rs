@@ -11,6 +11,7 @@ pub const OVERLOAD_THRESHOLD: f64 = 0.2;
 /// How many endpoints one zone should get.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ZoneAllocation {
     /// The zone's share of the cluster's allocatable CPU.
     pub ratio: f64,

@@ -96,6 +96,7 @@ pub struct ZoneCapacity {
 
 /// One Node and what node accounting decided for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct NodeAccount {
     /// The Node's name.
     pub node: String,

@@ -120,6 +120,7 @@ impl Default for SelectOptions {
 
 /// A slice endpoint the proxy does not use, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Ignored {
     /// `namespace/name` of the slice.
     pub slice: String,

@@ -40,6 +40,7 @@ pub enum EventType {
 
 /// One event recorded on the Service (type, reason, message), as `EventRecorder.Event` takes them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[non_exhaustive]
 pub struct Event {
     /// `Normal` or `Warning`.
     #[serde(rename = "type")]

@@ -109,6 +109,7 @@ impl Default for HintsOptions {
 /// Everything hinting decided for one Service and address type.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct HintsOutcome {
     /// The address type.
     pub address_type: String,

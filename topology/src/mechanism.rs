@@ -13,6 +13,7 @@ pub const ANNOTATION_TOPOLOGY_AWARE_HINTS: &str = "service.kubernetes.io/topolog
 
 /// A `spec.trafficDistribution` value the controller acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[non_exhaustive]
 pub enum TrafficDistribution {
     /// Prefer endpoints in the client's zone.
     PreferClose,
@@ -47,6 +48,7 @@ impl fmt::Display for TrafficDistribution {
 /// The mechanism that decides a Service's hints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum Mechanism {
     /// Topology-aware routing by annotation: CPU-proportional zone hints.
     TopologyAuto,
@@ -58,6 +60,7 @@ pub enum Mechanism {
 
 /// The annotation as found on the Service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct AnnotationSeen {
     /// Which annotation was read.
     pub key: &'static str,
@@ -70,6 +73,7 @@ pub struct AnnotationSeen {
 /// `spec.trafficDistribution` as found on the Service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TrafficDistributionSeen {
     /// The value.
     pub value: String,
@@ -82,6 +86,7 @@ pub struct TrafficDistributionSeen {
 /// The mechanism chosen for a Service and what it was chosen from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct MechanismChoice {
     /// The mechanism.
     pub mechanism: Mechanism,

@@ -35,6 +35,7 @@ pub enum Decision {
 /// The allocation behind hints that were kept.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct AutoReport {
     /// Ready endpoints counted (all slices of this address type).
     pub endpoints: usize,
@@ -53,6 +54,7 @@ pub struct AutoReport {
 /// One zone of an [`AutoReport`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ZoneReport {
     /// CPU ratio, desired, minimum and maximum.
     #[serde(flatten)]
@@ -65,6 +67,7 @@ pub struct ZoneReport {
 
 /// An endpoint hinted to another zone than its own.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct HintMove {
     /// The slice.
     pub slice: String,
@@ -185,6 +188,7 @@ impl RemovalReason {
 
 /// What happened to one slice, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct SliceNote {
     /// The slice's name.
     pub slice: String,

@@ -12,6 +12,7 @@ use crate::proxy::{Families, NodeTopology, PortPolicy, cluster_ips_unallocated, 
 
 /// How hints narrowed the cluster endpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[non_exhaustive]
 pub enum TopologyMode {
     /// No narrowing: all ready endpoints.
     #[default]
@@ -28,6 +29,7 @@ pub enum TopologyMode {
 /// the service port uses is always `Some` (possibly empty); `None` means "not used".
 /// Serialized with `allReachable` beside the fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Selection<'a> {
     /// Endpoints for Cluster-policy traffic (topology applied); `None` when the service port
     /// never uses Cluster policy.
@@ -172,6 +174,7 @@ pub fn categorize<'a>(
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Categories {
     /// The service port uses Cluster-policy endpoints ([`Selection::cluster`] is `Some`).
     pub uses_cluster: bool,
@@ -299,6 +302,7 @@ fn available(e: &ProxyEndpoint<'_>, mode: TopologyMode, node: &NodeTopology) -> 
 /// from the view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PortEndpoints<'a> {
     /// The service port.
     pub name: ServicePortName<'a>,

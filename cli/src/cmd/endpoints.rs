@@ -87,9 +87,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             for (p, sel) in view.selections() {
                 let mut how = Vec::new();
                 match sel.topology {
-                    TopologyMode::None => {}
                     TopologyMode::PreferSameZone => how.push("zone hints applied"),
                     TopologyMode::PreferSameNode => how.push("node hints applied"),
+                    // `None`, and any mode a later release adds.
+                    _ => {}
                 }
                 if sel.cluster_terminating_fallback {
                     how.push("cluster falls back to terminating endpoints");
