@@ -2,6 +2,9 @@
 //! may come from, IPAddress objects record what is taken
 //! (`pkg/registry/core/service/ipallocator/cidrallocator.go`, `ipallocator.go`), and the
 //! ServiceCIDR deletion guard (`pkg/controller/servicecidrs/servicecidrs_controller.go`).
+//!
+//! Follows Kubernetes v1.37.2: `pkg/registry/core/service/ipallocator/cidrallocator.go` and
+//! `ipallocator.go`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;

@@ -4,6 +4,12 @@
 //! hints-only pass over existing slices; and the mirroring controller's sync of every
 //! selector-less Service (`endpointslicemirroring_controller.go`).
 //!
+//! Follows Kubernetes v1.37.2: `pkg/controller/endpointslice/endpointslice_controller.go`,
+//! `staging/src/k8s.io/endpointslice/reconciler.go`,
+//! `staging/src/k8s.io/endpointslice/topologycache/topologycache.go`,
+//! `staging/src/k8s.io/endpointslice/trafficdist/trafficdist.go`,
+//! `pkg/controller/endpointslicemirroring/endpointslicemirroring_controller.go`.
+//!
 //! Slices go in and come out as `Arc<EndpointSlice>`: a slice that nothing rewrites is never
 //! copied, and slices are grouped by Service once, not scanned per Service.
 

@@ -2,6 +2,8 @@
 //! `reconcileByAddressType`, `reconcileByPortMapping`, the placeholder, `finalize`), over a
 //! state that also supports one-pod incremental syncs.
 //!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/endpointslice/reconciler.go` and `utils.go`.
+//!
 //! Kubernetes walks Go maps and sets in random order; svcnet fixes every order so that the same
 //! input gives the same plan: port groups in sorted port-list order, slices in the order they
 //! were given (new ones after), desired endpoints in Pod order.

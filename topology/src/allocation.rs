@@ -1,5 +1,9 @@
 //! Expected endpoints per zone: CPU-proportional targets bounded by the overload threshold
 //! (`getAllocations`, `serviceOverloaded`).
+//!
+//! Follows Kubernetes v1.37.2: `getAllocations` in
+//! `staging/src/k8s.io/endpointslice/topologycache/topologycache.go`, `serviceOverloaded` in
+//! `topologycache/utils.go`.
 
 use std::collections::BTreeMap;
 

@@ -1,4 +1,8 @@
 //! Topology-aware routing (`Auto`): CPU-proportional zone hints (`AddHints`).
+//!
+//! Follows Kubernetes v1.37.2: `AddHints` in
+//! `staging/src/k8s.io/endpointslice/topologycache/topologycache.go`, `redistributeHints` and
+//! `getHintsByZone` in `topologycache/utils.go`.
 
 use std::sync::Arc;
 

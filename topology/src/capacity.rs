@@ -1,5 +1,9 @@
 //! Node accounting: allocatable CPU per zone, as the EndpointSlice controller's topology cache
 //! counts it (`SetNodes`).
+//!
+//! Follows Kubernetes v1.37.2: `SetNodes` in
+//! `staging/src/k8s.io/endpointslice/topologycache/topologycache.go`, `isNodeReady` in
+//! `topologycache/utils.go`.
 
 use std::collections::BTreeMap;
 

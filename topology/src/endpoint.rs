@@ -1,5 +1,8 @@
 //! One endpoint as the proxy on a node reads it, the service port it belongs to, the proxy
 //! side's switches, and a slice endpoint the proxy leaves out.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/endpoint.go` (`BaseEndpointInfo`) and
+//! `pkg/proxy/types.go` (`ServicePortName`).
 
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};

@@ -1,4 +1,6 @@
 //! The events the EndpointSlice controller records on a Service about topology hints.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/endpointslice/topologycache/event.go`.
 
 use serde::Serialize;
 

@@ -1,5 +1,9 @@
 //! Controller side: filling or removing the topology hints of one Service's EndpointSlices of
 //! one address type, with every decision explained.
+//!
+//! Follows Kubernetes v1.37.2: the hints step of `reconcileByAddressType` in
+//! `staging/src/k8s.io/endpointslice/reconciler.go`, and
+//! `staging/src/k8s.io/endpointslice/trafficdist/trafficdist.go`.
 
 use std::sync::Arc;
 

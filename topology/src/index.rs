@@ -1,5 +1,7 @@
 //! EndpointSlices indexed once by Service, for reading nodes' endpoints service port by
 //! service port without rescanning every slice.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/endpointslicecache.go`.
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;

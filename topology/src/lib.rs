@@ -2,6 +2,10 @@
 //!
 //! Topology hints and per-node endpoint selection as Kubernetes computes them.
 //!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/endpointslice/topologycache/topologycache.go`
+//! and `utils.go`, `staging/src/k8s.io/endpointslice/trafficdist/trafficdist.go` (controller
+//! side), `pkg/proxy/endpointslicecache.go` and `pkg/proxy/topology.go` (proxy side).
+//!
 //! Two halves, one on each side of the EndpointSlice:
 //!
 //! ```text

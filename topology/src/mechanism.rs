@@ -1,5 +1,8 @@
 //! Which hinting mechanism applies to a Service: the topology annotation (`Auto`) or
 //! `spec.trafficDistribution`, and why.
+//!
+//! Follows Kubernetes v1.37.2: `hintsEnabled` in `staging/src/k8s.io/endpointslice/utils.go` and
+//! the choice in `reconcileByAddressType` of `staging/src/k8s.io/endpointslice/reconciler.go`.
 
 use std::fmt;
 

@@ -1,6 +1,9 @@
 //! The proxy's view of endpoints: EndpointSlices turned into one deduplicated, sorted endpoint
 //! list per service port (kube-proxy's `EndpointSliceCache`), and each service port's traffic
 //! policies.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/endpointslicecache.go` and `pkg/proxy/serviceport.go`
+//! (`newBaseServiceInfo`).
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;

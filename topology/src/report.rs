@@ -1,5 +1,9 @@
 //! What hinting decided and why: the decision, the allocation behind kept hints, why hints were
 //! removed, and what happened to each slice.
+//!
+//! Follows Kubernetes v1.37.2: the events and reasons of
+//! `staging/src/k8s.io/endpointslice/topologycache/topologycache.go` and `event.go`; the report
+//! itself is svcnet's own.
 
 use std::collections::BTreeMap;
 use std::fmt;

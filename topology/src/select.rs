@@ -1,5 +1,7 @@
 //! Proxy side: which endpoints a node uses for a service port (kube-proxy's
 //! `CategorizeEndpoints`).
+//!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/topology.go`.
 
 use std::ops::Range;
 

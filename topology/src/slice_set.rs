@@ -1,5 +1,9 @@
 //! The slices of one Service and address type as hinting takes them, and how hinting reads an
 //! endpoint and names a slice.
+//!
+//! Follows Kubernetes v1.37.2: `SliceInfo` in
+//! `staging/src/k8s.io/endpointslice/topologycache/sliceinfo.go`, `EndpointReady` in
+//! `topologycache/utils.go`.
 
 use std::sync::Arc;
 

@@ -1,5 +1,7 @@
 //! The working state of one hinting call: the slices, the events and notes so far, and the
 //! controller's memory; shared by the `Auto` and `trafficDistribution` paths.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use std::sync::Arc;
 

@@ -1,4 +1,6 @@
 //! Builders shared by the unit tests of hinting.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use svcnet_model::{Endpoint, EndpointConditions, EndpointSlice, ObjectMeta, Service};
 

@@ -1,4 +1,7 @@
 //! `svcnet endpoints`: the endpoints the proxy on one node uses for each service port.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); the selection follows
+//! `pkg/proxy/topology.go`.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
