@@ -46,9 +46,10 @@ impl DnsZone {
     /// An A or AAAA query at an ExternalName Service answers its CNAME followed, when the
     /// target lies in the zone, by the target's own answer. Where CoreDNS breaks DNS rules
     /// (other types at reverse names and at `dns-version`, TXT queries, ExternalNames whose
-    /// in-zone target has no such record) [`DnsOptions::answers`] picks CoreDNS's answer (the
-    /// default) or the RFC-correct one; see [`AnswerRules`](crate::AnswerRules). CoreDNS's
-    /// wildcard queries (`*`, `any`) are not answered.
+    /// in-zone target has no such record) [`DnsOptions::answers`](crate::DnsOptions::answers)
+    /// picks CoreDNS's answer (the default) or the RFC-correct one; see
+    /// [`AnswerRules`](crate::AnswerRules). CoreDNS's wildcard queries (`*`, `any`) are not
+    /// answered.
     pub fn lookup(&self, name: &str, qtype: RecordType) -> Answer {
         let name = fqdn(name);
         let first = self.lookup_one(&name, qtype);
