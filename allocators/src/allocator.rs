@@ -1,5 +1,9 @@
 //! One trait over the allocators: the operations every one of them answers, whatever it
 //! allocates (an IP address of one family, or a node port).
+//!
+//! Follows Kubernetes v1.37.2: the `Interface` of
+//! `pkg/registry/core/service/ipallocator/interfaces.go` and of
+//! `pkg/registry/core/service/allocator/interfaces.go`.
 
 use std::net::IpAddr;
 

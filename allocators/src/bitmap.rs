@@ -1,5 +1,7 @@
 //! The generic allocation bitmap (`pkg/registry/core/service/allocator/bitmap.go`): items
 //! `0..max`, one bit each, with Kubernetes' scan strategies.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/registry/core/service/allocator/bitmap.go` and `utils.go`.
 
 use rand_core::RngCore;
 

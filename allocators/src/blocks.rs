@@ -2,6 +2,9 @@
 //! every block in a separate array for a cache-friendly search. Memory is 8 to 16 bytes per value
 //! plus a few bytes per block, and every operation is a couple of binary searches and one short
 //! `memmove`.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2): the storage behind the sparse IPv6
+//! range (`sparse.rs`).
 
 /// Largest number of values in one block.
 const BLOCK: usize = 512;

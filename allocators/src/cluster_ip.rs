@@ -1,6 +1,8 @@
 //! The legacy ClusterIP allocator: one bitmap over one CIDR
 //! (`pkg/registry/core/service/ipallocator/bitmap.go`, type `Range`), and a pair of them for a
 //! dual-stack cluster.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/registry/core/service/ipallocator/bitmap.go`.
 
 use std::net::IpAddr;
 

@@ -1,4 +1,8 @@
 //! The allocators' error type and the short kinds the op-script runner prints.
+//!
+//! Follows Kubernetes v1.37.2: the errors of `pkg/registry/core/service/ipallocator/interfaces.go`
+//! and `pkg/registry/core/service/portallocator/allocator.go` (`ErrFull`, `ErrAllocated`,
+//! `ErrNotInRange`...).
 
 use std::net::IpAddr;
 

@@ -2,6 +2,11 @@
 //! ClusterIP range, the multi-CIDR (ServiceCIDR / IPAddress) allocator, NodePorts, snapshots
 //! and the repair loops, as pure values.
 //!
+//! Follows Kubernetes v1.37.2: `pkg/registry/core/service/allocator/bitmap.go`,
+//! `pkg/registry/core/service/ipallocator/bitmap.go` and `cidrallocator.go`,
+//! `pkg/registry/core/service/portallocator/allocator.go`, the `controller/repair.go` of both,
+//! and `pkg/registry/core/service/storage/alloc.go`.
+//!
 //! # Overview
 //!
 //! ```text

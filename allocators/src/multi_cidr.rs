@@ -2,6 +2,11 @@
 //! may come from, IPAddress objects record what is taken
 //! (`pkg/registry/core/service/ipallocator/cidrallocator.go`, `ipallocator.go`), and the
 //! ServiceCIDR deletion guard (`pkg/controller/servicecidrs/servicecidrs_controller.go`).
+//!
+//! Follows Kubernetes v1.37.2: `pkg/registry/core/service/ipallocator/cidrallocator.go` and
+//! `ipallocator.go`. The IPAddress repair loop (`repairip.go`) and the deletion guard
+//! (`servicecidrs_controller.go`) are methods of the same allocator, in the submodules
+//! `repair_ip` and `deletion`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
@@ -10,16 +15,18 @@ use indexmap::IndexMap;
 use ipnet::IpNet;
 use rand_core::RngCore;
 use svcnet_model::{
-    Condition, IpAddress, IpAddressSpec, ObjectMeta, ParentReference, SERVICE_CIDR_CONDITION_READY, Service,
-    ServiceCidr,
+    IpAddress, IpAddressSpec, ObjectMeta, ParentReference, SERVICE_CIDR_CONDITION_READY, ServiceCidr,
 };
 
-use crate::net::{
-    cluster_ip_band_offset, contains_prefix, from_u128, host_bits, parse_cidr, prefix_contains_ip, to_u128,
-};
-use crate::repair::event;
+use crate::net::{cluster_ip_band_offset, from_u128, host_bits, parse_cidr, prefix_contains_ip, to_u128};
 use crate::rng::uniform;
-use crate::{AllocError, IpFamily, RepairEvent, RepairFinding};
+use crate::{AllocError, IpFamily};
+
+mod deletion;
+mod repair_ip;
+
+pub use deletion::{DELETION_GRACE_SECONDS, DeletionDecision, TERMINATING_MESSAGE};
+pub use repair_ip::IP_ADDRESS_GRACE_SECONDS;
 
 /// Label naming the family of an IPAddress object.
 pub const LABEL_IP_FAMILY: &str = "ipaddress.kubernetes.io/ip-family";
@@ -27,14 +34,6 @@ pub const LABEL_IP_FAMILY: &str = "ipaddress.kubernetes.io/ip-family";
 pub const LABEL_MANAGED_BY: &str = "ipaddress.kubernetes.io/managed-by";
 /// The `managed-by` value of IPAddress objects created by the ClusterIP allocator.
 pub const IP_ALLOCATOR_CONTROLLER: &str = "ipallocator.k8s.io";
-/// Seconds a deleted ServiceCIDR keeps its finalizer after the guard allows deletion.
-pub const DELETION_GRACE_SECONDS: u64 = 10;
-/// Seconds an IPAddress may point at a Service that does not exist yet before repair deletes
-/// it (the API server's request timeout).
-pub const IP_ADDRESS_GRACE_SECONDS: i64 = 60;
-/// Message of the `Ready=False` condition of a ServiceCIDR whose deletion is blocked.
-pub const TERMINATING_MESSAGE: &str =
-    "There are still IPAddresses referencing the ServiceCIDR, please remove them or create a new ServiceCIDR";
 
 /// The Service an IP is allocated for (`spec.parentRef` of the IPAddress).
 #[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -150,19 +149,6 @@ impl CidrEntry {
             size,
         })
     }
-}
-
-/// What the deletion guard decides for a ServiceCIDR being deleted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum DeletionDecision {
-    /// IPs in use depend on it alone: it keeps its finalizer and gets this `Ready=False`
-    /// condition (reason `Terminating`).
-    Blocked(Condition),
-    /// Deletion is allowed once the grace period ends, in this many seconds.
-    Wait(u64),
-    /// The finalizer may be removed now.
-    RemoveFinalizer,
 }
 
 /// The multi-CIDR allocator of a cluster: the ServiceCIDRs and IPAddresses of both families.
@@ -549,221 +535,6 @@ impl MultiCidrAllocator {
             r.created_at = Some(seconds);
         }
     }
-
-    /// One full pass of the IPAddress repair loop (`RepairIPAddress`), at time `now` (seconds
-    /// since the Unix epoch):
-    ///
-    /// - each ClusterIP of each Service: outside every ServiceCIDR is reported; a missing
-    ///   IPAddress is created; one pointing at something else than a Service, or at a Service
-    ///   that does not exist, is recreated for this Service; one held by another Service that
-    ///   lists the same IP is reported as a duplicate; wrong labels are fixed;
-    /// - each IPAddress managed by the allocator: deleted when it points at no Service, at a
-    ///   Service that does not list it, or at a missing Service and is older than
-    ///   [`IP_ADDRESS_GRACE_SECONDS`] (or of unknown age).
-    ///
-    /// IPAddresses managed by other controllers are never touched.
-    pub fn repair_ip_addresses(&mut self, services: &[Service], now: i64) -> Vec<RepairEvent> {
-        let mut events = Vec::new();
-        let by_ref: BTreeMap<ServiceRef, &Service> = services
-            .iter()
-            .map(|s| (ServiceRef::new(s.metadata.namespace(), s.metadata.name()), s))
-            .collect();
-        let lists = |svc: &Service, ip: IpAddr| svc.cluster_ip_addrs().is_ok_and(|v| v.contains(&ip));
-        for svc in services {
-            let spec = svc.spec();
-            let primary = spec.cluster_ip.as_deref().unwrap_or("");
-            if primary.is_empty() || primary == svcnet_model::CLUSTER_IP_NONE {
-                continue;
-            }
-            let me = ServiceRef::new(svc.metadata.namespace(), svc.metadata.name());
-            let key = svc.metadata.key();
-            let texts: Vec<&str> = match spec.cluster_ips.as_deref().filter(|v| !v.is_empty()) {
-                Some(v) => v.iter().map(String::as_str).collect(),
-                None => vec![primary],
-            };
-            for text in texts {
-                let Ok(ip) = text.parse::<IpAddr>() else {
-                    events.push(event(
-                        RepairFinding::NotValid,
-                        "ClusterIPNotValid",
-                        &key,
-                        text,
-                        format!("Cluster IP {text} is not a valid IP; please recreate Service"),
-                    ));
-                    continue;
-                };
-                let fam = IpFamily::of(ip);
-                let covered = self
-                    .service_cidrs
-                    .values()
-                    .any(|o| o.cidrs.iter().any(|c| prefix_contains_ip(c, ip)));
-                if !covered {
-                    events.push(event(
-                        RepairFinding::OutOfRange,
-                        "ClusterIPOutOfRange",
-                        &key,
-                        ip,
-                        format!("Cluster IP [{fam}]: {ip} is not within any configured Service CIDR; please recreate service"),
-                    ));
-                    continue;
-                }
-                let Some(rec) = self.addresses.get(&ip).cloned() else {
-                    events.push(event(
-                        RepairFinding::NotAllocated,
-                        "ClusterIPNotAllocated",
-                        &key,
-                        ip,
-                        format!("Cluster IP [{fam}]: {ip} is not allocated; repairing"),
-                    ));
-                    self.addresses.insert(ip, IpAddressRecord::managed(ip, Some(&me)));
-                    continue;
-                };
-                let wrong =
-                    format!("the ClusterIP [{fam}]: {ip} for Service {key} has a wrong reference; repairing");
-                match rec.parent_service() {
-                    None => {
-                        events.push(event(RepairFinding::WrongReference, "ClusterIPNotAllocated", &key, ip, wrong));
-                        self.addresses.insert(ip, IpAddressRecord::managed(ip, Some(&me)));
-                        continue;
-                    }
-                    Some(owner) if owner != me => match by_ref.get(&owner) {
-                        None => {
-                            events.push(event(RepairFinding::WrongReference, "ClusterIPNotAllocated", &key, ip, wrong));
-                            self.addresses.insert(ip, IpAddressRecord::managed(ip, Some(&me)));
-                            continue;
-                        }
-                        Some(other) if lists(other, ip) => events.push(event(
-                            RepairFinding::AlreadyAllocated,
-                            "ClusterIPAlreadyAllocated",
-                            &key,
-                            ip,
-                            format!("Cluster IP [{fam}]:{ip} was assigned to multiple services; please recreate service"),
-                        )),
-                        Some(_) => {}
-                    },
-                    Some(_) => {}
-                }
-                if !rec.labels_ok(ip) {
-                    let owner = rec.parent_service().filter(|o| by_ref.contains_key(o));
-                    let mut fresh = IpAddressRecord::managed(ip, Some(owner.as_ref().unwrap_or(&me)));
-                    fresh.created_at = rec.created_at;
-                    self.addresses.insert(ip, fresh);
-                }
-            }
-        }
-        let managed: Vec<(IpAddr, IpAddressRecord)> = self
-            .addresses
-            .iter()
-            .filter(|(_, r)| r.managed_by.as_deref() == Some(IP_ALLOCATOR_CONTROLLER))
-            .map(|(ip, r)| (*ip, r.clone()))
-            .collect();
-        for (ip, rec) in managed {
-            let Some(owner) = rec.parent_service() else {
-                events.push(event(
-                    RepairFinding::WrongReference,
-                    "IPAddressNotAllocated",
-                    "",
-                    ip,
-                    format!(
-                        "IPAddress {ip} appears to have been modified, not referencing a Service: cleaning up"
-                    ),
-                ));
-                self.addresses.remove(&ip);
-                continue;
-            };
-            let owner_key = format!("{}/{}", owner.namespace, owner.name);
-            match by_ref.get(&owner) {
-                None => {
-                    let age = rec.created_at.map(|c| now.saturating_sub(c));
-                    if age.is_none_or(|a| a > IP_ADDRESS_GRACE_SECONDS) {
-                        events.push(event(
-                            RepairFinding::LeakCleaned,
-                            "IPAddressNotAllocated",
-                            &owner_key,
-                            ip,
-                            format!(
-                                "IPAddress: {ip} for Service {owner_key} appears to have leaked: cleaning up"
-                            ),
-                        ));
-                        self.addresses.remove(&ip);
-                    } else {
-                        events.push(event(
-                            RepairFinding::LeakFlagged,
-                            "LeakFlagged",
-                            &owner_key,
-                            ip,
-                            format!("IPAddress: {ip} for Service {owner_key} has no Service yet; checking again after the grace period"),
-                        ));
-                    }
-                }
-                Some(svc) if !lists(svc, ip) => {
-                    events.push(event(
-                        RepairFinding::WrongReference,
-                        "IPAddressWrongReference",
-                        &owner_key,
-                        ip,
-                        format!("IPAddress: {ip} for Service {owner_key} has a wrong reference; cleaning up"),
-                    ));
-                    self.addresses.remove(&ip);
-                }
-                Some(_) => {}
-            }
-        }
-        events
-    }
-
-    /// `canDeleteCIDR`: true when every CIDR of ServiceCIDR `name` lies inside another
-    /// ServiceCIDR, or no managed IPAddress depends on this ServiceCIDR alone.
-    pub fn can_delete_cidr(&self, name: &str) -> Result<bool, AllocError> {
-        let obj = self
-            .service_cidrs
-            .get(name)
-            .ok_or_else(|| AllocError::invalid("ServiceCIDR", name, "not found"))?;
-        let others = || self.service_cidrs.iter().filter(|(n, _)| n.as_str() != name);
-        let has_parent = obj
-            .cidrs
-            .iter()
-            .all(|c| others().any(|(_, o)| o.cidrs.iter().any(|oc| contains_prefix(oc, c))));
-        if has_parent {
-            return Ok(true);
-        }
-        for c in &obj.cidrs {
-            let family = IpFamily::of_net(c);
-            for (ip, r) in &self.addresses {
-                if !r.is_managed_of(family) || !prefix_contains_ip(c, *ip) {
-                    continue;
-                }
-                let elsewhere = others().any(|(_, o)| o.cidrs.iter().any(|oc| prefix_contains_ip(oc, *ip)));
-                if !elsewhere {
-                    return Ok(false);
-                }
-            }
-        }
-        Ok(true)
-    }
-
-    /// The deletion guard for ServiceCIDR `name`, deleted `seconds_since_deletion` ago.
-    pub fn deletion_decision(
-        &self,
-        name: &str,
-        seconds_since_deletion: u64,
-    ) -> Result<DeletionDecision, AllocError> {
-        if !self.can_delete_cidr(name)? {
-            return Ok(DeletionDecision::Blocked(Condition {
-                type_: SERVICE_CIDR_CONDITION_READY.into(),
-                status: "False".into(),
-                reason: "Terminating".into(),
-                message: TERMINATING_MESSAGE.into(),
-                ..Condition::default()
-            }));
-        }
-        if seconds_since_deletion < DELETION_GRACE_SECONDS {
-            return Ok(DeletionDecision::Wait(
-                DELETION_GRACE_SECONDS - seconds_since_deletion,
-            ));
-        }
-        Ok(DeletionDecision::RemoveFinalizer)
-    }
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)` to seconds since the Unix epoch.
@@ -811,8 +582,10 @@ fn parse_rfc3339_utc(s: &str) -> Option<i64> {
 
 #[cfg(test)]
 mod tests {
+    use svcnet_model::Service;
+
     use super::*;
-    use crate::{ErrorKind, SplitMix64};
+    use crate::{ErrorKind, RepairFinding, SplitMix64};
     use svcnet_test_support::build::service_with_ips;
 
     fn ip(s: &str) -> IpAddr {

@@ -1,5 +1,9 @@
 //! Address arithmetic and the range-size rules of `k8s.io/utils/net`, plus the band offsets of
 //! KEP-3070 (ClusterIP) and KEP-3668 (NodePort).
+//!
+//! Follows Kubernetes v1.37.2: `k8s.io/utils/net` (`net.go`, `ipnet.go`, as v1.37.2 pins it) and
+//! `calculateRangeOffset` in `pkg/registry/core/service/ipallocator/bitmap.go` and
+//! `pkg/registry/core/service/portallocator/allocator.go`.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 

@@ -1,5 +1,8 @@
 //! NodePort allocation (`pkg/registry/core/service/portallocator`): the port range, the
 //! allocator, and the all-or-nothing operation used while a Service is created or updated.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/registry/core/service/portallocator/allocator.go` and
+//! `operation.go`.
 
 use std::fmt;
 use std::str::FromStr;

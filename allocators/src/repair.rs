@@ -1,6 +1,9 @@
 //! The repair loops (`ipallocator/controller/repair.go`, `portallocator/controller/repair.go`):
 //! rebuild the allocation state from the Services that exist, report what was wrong, and free
 //! leaked values only after they stayed leaked for three consecutive runs.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/registry/core/service/ipallocator/controller/repair.go` and
+//! `repairip.go`, `pkg/registry/core/service/portallocator/controller/repair.go`.
 
 use std::collections::BTreeMap;
 use std::fmt::Display;

@@ -1,5 +1,8 @@
 //! Randomness: the workspace's seeded generator (from `svcnet_model::rng`) and the uniform draw
 //! every allocator uses.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2): Kubernetes draws from Go's global
+//! generator.
 
 use rand_core::RngCore;
 

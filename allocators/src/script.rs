@@ -1,6 +1,8 @@
 //! Operation scripts (feature `script`): a model (cluster-ip, node-port or multi-cidr) built
 //! from a script's `input`, typed operations read from its `ops`, and the runner that applies
 //! them one by one, each giving a result (`svcnet alloc` prints them).
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2): the op-script format of `svcnet alloc`.
 
 use std::net::IpAddr;
 

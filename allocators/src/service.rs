@@ -1,5 +1,7 @@
 //! Allocating for one Service, all or nothing: its ClusterIPs per `ipFamilyPolicy` and its node
 //! ports (`pkg/registry/core/service/storage/alloc.go`).
+//!
+//! Follows Kubernetes v1.37.2: `pkg/registry/core/service/storage/alloc.go`.
 
 use std::net::IpAddr;
 

@@ -1,4 +1,8 @@
 //! `RangeAllocation`: the snapshot Kubernetes keeps in etcd for each bitmap allocator.
+//!
+//! Follows Kubernetes v1.37.2: `Snapshot` / `Restore` of
+//! `pkg/registry/core/service/allocator/bitmap.go`, and `RangeAllocation` of
+//! `staging/src/k8s.io/api/core/v1/types.go`.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 

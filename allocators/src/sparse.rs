@@ -1,5 +1,7 @@
 //! Beyond Kubernetes: an IPv6 ClusterIP range of up to 2^64 addresses whose memory grows with
 //! the addresses taken, not with the range.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use std::net::{IpAddr, Ipv6Addr};
 

@@ -147,7 +147,7 @@ fn hints(c: &mut Criterion) {
         )
     });
     let first = reconcile_hints(&svc, "IPv4", fresh.clone(), &cap, false, &opts);
-    let steady = SliceSet::existing(first.slices.iter().cloned().collect());
+    let steady = SliceSet::existing(first.slices.iter().cloned());
     c.bench_function("hints/5000 endpoints, 3 zones, steady state", |b| {
         b.iter_batched(
             || steady.clone(),

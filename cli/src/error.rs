@@ -1,4 +1,6 @@
 //! The CLI's errors: everything here exits 2.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use thiserror::Error;
 

@@ -1,5 +1,8 @@
 //! Reading Kubernetes objects from files or standard input: JSON or YAML, one object, a `v1`
 //! `List`, or several YAML documents.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); a `List` is read as `kubectl` reads `v1`
+//! `List`s.
 
 use std::io::Read;
 

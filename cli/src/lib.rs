@@ -2,6 +2,8 @@
 //! `List`s, multi-document files) and its error type, shared by the `svcnet` binary and the
 //! fuzz targets (`fuzz/`), so that both read bytes the same way.
 //!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
+//!
 //! ```
 //! use svcnet_cli::input::{decode_object, flatten, parse_documents};
 //!

@@ -1,5 +1,8 @@
 //! `svcnet`: computes what Kubernetes Service networking decides, from Kubernetes YAML or JSON.
 //!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); each subcommand calls a library crate
+//! that follows Kubernetes v1.37.2.
+//!
 //! Every subcommand reads its input, calls one of the svcnet library crates and prints the
 //! result. Exit codes: 0 done (and valid), 1 invalid input or a refused operation, 2 the command
 //! line or the input could not be read.

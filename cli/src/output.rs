@@ -1,4 +1,6 @@
 //! Output helpers shared by the subcommands.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use std::io::Write;
 

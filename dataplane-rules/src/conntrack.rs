@@ -1,6 +1,8 @@
 //! Conntrack cleanup as data: from two successive proxy models of one node, the conntrack
 //! entries a proxy must flush, as filters another program applies (`conntrack -D ...`).
 //!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/conntrack/cleanup.go`.
+//!
 //! UDP has no connection teardown, so its conntrack entries outlive a change of endpoints:
 //! - entries DNATed to an endpoint the Service port no longer has would keep sending traffic to
 //!   it (this covers a Service that lost its last endpoint);

@@ -3,6 +3,10 @@
 //! The iptables, nftables and IPVS rule sets kube-proxy v1.37.2 would program, as data and as
 //! text.
 //!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/iptables/proxier.go`, `pkg/proxy/nftables/proxier.go`,
+//! `pkg/proxy/ipvs/proxier.go`, and the shared `pkg/proxy/serviceport.go`, `endpointslicecache.go`
+//! and `topology.go`.
+//!
 //! - [`ProxyModel`]: what the proxier of one IP family on one node knows about each service
 //!   port (ClusterIP, NodePort, externalIPs, LoadBalancer VIPs, source ranges, affinity,
 //!   traffic policies, health-check node port) with the endpoints it uses there (cluster,

@@ -205,11 +205,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     let mut hinted = Vec::new();
     for f in address_types(&svc) {
         let at = f.address_type();
-        let of = |v: &[std::sync::Arc<EndpointSlice>]| -> Vec<EndpointSlice> {
-            v.iter()
-                .filter(|s| s.address_type == at)
-                .map(|s| EndpointSlice::clone(s))
-                .collect()
+        let of = |v: &[std::sync::Arc<EndpointSlice>]| -> Vec<std::sync::Arc<EndpointSlice>> {
+            v.iter().filter(|s| s.address_type == at).cloned().collect()
         };
         let touched: BTreeSet<_> = plan.update.iter().map(|s| s.metadata.name.clone()).collect();
         let set = SliceSet {
@@ -220,6 +217,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 .filter(|s| s.address_type == at && !touched.contains(&s.metadata.name))
                 .filter(|s| !plan.delete.iter().any(|d| d.metadata.name == s.metadata.name))
                 .cloned()
+                .map(std::sync::Arc::new)
                 .collect(),
         };
         let n_in = set.iter().count();

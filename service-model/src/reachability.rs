@@ -185,6 +185,7 @@ pub struct Cluster<'a> {
 
 /// A pod of the cluster and the ports allowed with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PodPorts {
     /// The peer's namespace.
     pub namespace: String,
@@ -196,6 +197,7 @@ pub struct PodPorts {
 
 /// An address range and the ports allowed with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct BlockPorts {
     /// The CIDR as the policy wrote it (`0.0.0.0/0` and `::/0` stand for "any peer").
     pub cidr: String,
@@ -208,6 +210,7 @@ pub struct BlockPorts {
 
 /// What one direction of one pod allows.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Reach {
     /// The policies selecting the pod for this direction, as `namespace/name`, in input order.
     /// Empty: the pod is not isolated and `pods` / `blocks` say "everything".
@@ -236,6 +239,7 @@ impl Reach {
 
 /// Both directions of one pod.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct PodReachability {
     /// The pod's namespace.
     pub namespace: String,
@@ -258,6 +262,7 @@ pub enum Peer<'a> {
 
 /// The decision of one direction for one connection.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Decision {
     /// Whether some policy selects the pod for this direction.
     pub isolated: bool,
@@ -269,6 +274,7 @@ pub struct Decision {
 
 /// The answer to "may `from` connect to `to` on this port?".
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Verdict {
     /// Egress of the source and ingress of the destination both allow it.
     pub allowed: bool,

@@ -4,6 +4,12 @@
 //! hints-only pass over existing slices; and the mirroring controller's sync of every
 //! selector-less Service (`endpointslicemirroring_controller.go`).
 //!
+//! Follows Kubernetes v1.37.2: `pkg/controller/endpointslice/endpointslice_controller.go`,
+//! `staging/src/k8s.io/endpointslice/reconciler.go`,
+//! `staging/src/k8s.io/endpointslice/topologycache/topologycache.go`,
+//! `staging/src/k8s.io/endpointslice/trafficdist/trafficdist.go`,
+//! `pkg/controller/endpointslicemirroring/endpointslicemirroring_controller.go`.
+//!
 //! Slices go in and come out as `Arc<EndpointSlice>`: a slice that nothing rewrites is never
 //! copied, and slices are grouped by Service once, not scanned per Service.
 
@@ -422,14 +428,12 @@ fn hint(service: &Service, sync: &mut ServiceSync, hinting: &Hinting<'_>) {
         for &i in &written {
             slots[i] = None;
         }
+        // Shared, not copied: hinting copies only a slice it rewrites while another holder
+        // (the caller) still has it.
         let set = SliceSet {
-            to_create: create.into_iter().map(Arc::unwrap_or_clone).collect(),
-            to_update: update.into_iter().map(Arc::unwrap_or_clone).collect(),
-            unchanged: unchanged
-                .iter()
-                .filter_map(|&i| slots[i].take())
-                .map(Arc::unwrap_or_clone)
-                .collect(),
+            to_create: create,
+            to_update: update,
+            unchanged: unchanged.iter().filter_map(|&i| slots[i].take()).collect(),
         };
         let mut outcome = reconcile_hints(
             service,
@@ -451,18 +455,16 @@ fn hint(service: &Service, sync: &mut ServiceSync, hinting: &Hinting<'_>) {
         };
         plan.create = create_rest;
         for s in result.to_create {
-            let s = Arc::new(s);
             put(Arc::clone(&s));
             plan.create.push(s);
         }
         plan.update = update_rest;
         for s in result.to_update {
-            let s = Arc::new(s);
             put(Arc::clone(&s));
             plan.update.push(s);
         }
         for s in result.unchanged {
-            put(Arc::new(s));
+            put(s);
         }
     }
     debug_assert!(slots.iter().all(Option::is_some));
@@ -560,4 +562,60 @@ fn applied(existing: Vec<Arc<EndpointSlice>>, plan: &Plan) -> Vec<Arc<EndpointSl
         .collect();
     out.extend(plan.create.iter().cloned());
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn service() -> Service {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"selector": {"app": "web"}, "trafficDistribution": "PreferClose",
+                "ports": [{"port": 80}]}
+        }))
+        .unwrap()
+    }
+
+    fn slice(name: &str, hinted: bool) -> Arc<EndpointSlice> {
+        let hints = hinted.then(|| serde_json::json!({"forZones": [{"name": "a"}]}));
+        Arc::new(
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"name": name, "namespace": "shop",
+                    "labels": {"kubernetes.io/service-name": "web"}},
+                "addressType": "IPv4",
+                "endpoints": [{"addresses": ["10.0.0.1"], "conditions": {"ready": true},
+                    "zone": "a", "hints": hints}]
+            }))
+            .unwrap(),
+        )
+    }
+
+    /// Hinting shares the slices it is handed: one it leaves alone comes back as the caller's
+    /// own `Arc`, and one it rewrites is a copy, the caller's left as it was.
+    #[test]
+    fn hinting_copies_only_the_slices_it_rewrites() {
+        let (nodes, options) = (NodeZones::default(), Options::default());
+        let capacity = ZoneCapacity::from_zone_cpu([("a", 1000)]);
+        let controller = Controller {
+            nodes: &nodes,
+            options: &options,
+            hinting: Some(Hinting {
+                capacity: &capacity,
+                options: HintsOptions::default(),
+            }),
+        };
+        let (kept, stale) = (slice("web-1", true), slice("web-2", false));
+        let out = controller.hint_service(&service(), vec![Arc::clone(&kept), Arc::clone(&stale)], None);
+        assert!(
+            Arc::ptr_eq(&out.slices[0], &kept),
+            "an unchanged slice was copied"
+        );
+        assert!(!Arc::ptr_eq(&out.slices[1], &stale));
+        assert!(out.slices[1].endpoints()[0].hints.is_some());
+        assert!(
+            stale.endpoints()[0].hints.is_none(),
+            "the caller's slice was changed"
+        );
+    }
 }

@@ -1,5 +1,9 @@
 //! Pod → discovery/v1 `Endpoint`, as the EndpointSlice controller builds it, and the identity
 //! and comparison rules the reconciler uses to match desired endpoints with existing ones.
+//!
+//! Follows Kubernetes v1.37.2: `podToEndpoint` in `staging/src/k8s.io/endpointslice/utils.go`,
+//! `EndpointsEqualBeyondHash` in `staging/src/k8s.io/endpointslice/util/controller_utils.go`, and
+//! `util/endpointset.go`.
 
 use std::net::Ipv6Addr;
 

@@ -1,4 +1,6 @@
 //! The slicer's errors.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use thiserror::Error;
 

@@ -1,5 +1,9 @@
 //! Small, fast, deterministic hashing: the 128-bit identity hash of endpoints and Pods, and the
 //! hasher of the crate's internal maps (their keys are already hashes, or short strings).
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2): Kubernetes keys endpoints by a hash of
+//! their fields (`staging/src/k8s.io/endpointslice/util/endpointset.go`); this hash is not that
+//! one.
 
 use std::hash::{BuildHasherDefault, Hasher};
 

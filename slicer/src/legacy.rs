@@ -1,4 +1,6 @@
 //! The legacy core/v1 `Endpoints` object of a Service (Kubernetes' Endpoints controller).
+//!
+//! Follows Kubernetes v1.37.2: `pkg/controller/endpoint/endpoints_controller.go`.
 
 use svcnet_model::{
     CoreEndpointPort, ENDPOINTS_OVER_CAPACITY_ANNOTATION, EndpointAddress, EndpointSubset, Endpoints,

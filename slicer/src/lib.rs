@@ -4,6 +4,11 @@
 //! with its minimal-churn reconciler; the mirroring of selector-less Services' `Endpoints` into
 //! EndpointSlices; and the legacy `Endpoints` object of a Service.
 //!
+//! Follows Kubernetes v1.37.2: `pkg/controller/endpointslice/endpointslice_controller.go`,
+//! `staging/src/k8s.io/endpointslice/reconciler.go` and `utils.go`,
+//! `pkg/controller/endpointslicemirroring/reconciler.go`,
+//! `pkg/controller/endpoint/endpoints_controller.go`.
+//!
 //! ```text
 //!  Service + Pods + Nodes ──pod_to_endpoint──▶ endpoints by (address type, port list)
 //!                                                 │

@@ -1,5 +1,9 @@
 //! Mirroring: the EndpointSlices of a selector-less Service, copied from its `Endpoints`
 //! (Kubernetes' EndpointSliceMirroring controller).
+//!
+//! Follows Kubernetes v1.37.2:
+//! `pkg/controller/endpointslicemirroring/endpointslicemirroring_controller.go`, `reconciler.go`,
+//! `reconciler_helpers.go` and `utils.go`.
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, HashMap};

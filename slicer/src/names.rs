@@ -1,5 +1,8 @@
 //! Names for new slices: the API server appends a random suffix to `generateName`; svcnet takes
 //! the suffix from a caller-supplied, deterministic source.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/apiserver/pkg/storage/names/generate.go` (the
+//! suffix's alphabet and length); the source is svcnet's own.
 
 use svcnet_model::rng::{RngCore, SplitMix64};
 

@@ -1,4 +1,7 @@
 //! The Nodes the slicer looks Pods' zones up in.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2): the zone label is read as
+//! `podToEndpoint` in `staging/src/k8s.io/endpointslice/utils.go` reads it.
 
 use svcnet_model::Node;
 

@@ -1,4 +1,7 @@
 //! A plan: the EndpointSlice writes one sync would make, and what it would requeue for.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2): the creates, updates and deletes
+//! `staging/src/k8s.io/endpointslice/reconciler.go` (`finalize`) sends to the API server.
 
 use std::fmt;
 use std::sync::Arc;

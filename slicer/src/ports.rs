@@ -1,4 +1,7 @@
 //! Service port → Pod port resolution (`FindPort`) and the port-list keys slices group by.
+//!
+//! Follows Kubernetes v1.37.2: `FindPort` in `staging/src/k8s.io/endpointslice/utils.go` and
+//! `NewPortMapKey` in `staging/src/k8s.io/endpointslice/util/controller_utils.go`.
 
 use smallvec::SmallVec;
 use svcnet_model::{Container, EndpointPort, IntOrString, Pod, Service, ServicePort};

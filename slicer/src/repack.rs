@@ -1,4 +1,6 @@
 //! `RepackSubsets`: the canonical layout of an `Endpoints` object's subsets.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/api/v1/endpoints/util.go`.
 
 use indexmap::IndexMap;
 use svcnet_model::{CoreEndpointPort, EndpointAddress, EndpointSubset};

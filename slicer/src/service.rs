@@ -1,4 +1,7 @@
 //! What the reconciler needs to know about a Service: identity, labels, owner, families.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/endpointslice/utils.go` (`newEndpointSlice`,
+//! `setEndpointSliceLabels`, `ownedBy`).
 
 use smallvec::SmallVec;
 use svcnet_model::{

@@ -1,5 +1,9 @@
 //! Expected endpoints per zone: CPU-proportional targets bounded by the overload threshold
 //! (`getAllocations`, `serviceOverloaded`).
+//!
+//! Follows Kubernetes v1.37.2: `getAllocations` in
+//! `staging/src/k8s.io/endpointslice/topologycache/topologycache.go`, `serviceOverloaded` in
+//! `topologycache/utils.go`.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +15,7 @@ pub const OVERLOAD_THRESHOLD: f64 = 0.2;
 /// How many endpoints one zone should get.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ZoneAllocation {
     /// The zone's share of the cluster's allocatable CPU.
     pub ratio: f64,

@@ -1,4 +1,10 @@
 //! Topology-aware routing (`Auto`): CPU-proportional zone hints (`AddHints`).
+//!
+//! Follows Kubernetes v1.37.2: `AddHints` in
+//! `staging/src/k8s.io/endpointslice/topologycache/topologycache.go`, `redistributeHints` and
+//! `getHintsByZone` in `topologycache/utils.go`.
+
+use std::sync::Arc;
 
 use std::collections::BTreeMap;
 
@@ -7,10 +13,9 @@ use svcnet_model::{EndpointHints, EndpointSlice, ForZone};
 use crate::allocation::{AllocationFailure, ZoneAllocation, allocate, short_zones};
 use crate::capacity::{Insufficiency, ZoneCapacity};
 use crate::event::{Event, EventType, REASON_ENABLED, message};
-use crate::hints::{
-    AutoReport, Ctx, Decision, HintMove, RemovalReason, SliceNote, SliceReason, ZoneReport, endpoint_ready,
-    first_address, slice_name,
-};
+use crate::report::{AutoReport, Decision, HintMove, RemovalReason, SliceNote, SliceReason, ZoneReport};
+use crate::slice_set::{SliceSet, endpoint_ready, first_address, slice_name};
+use crate::state::Ctx;
 
 type Allocations = BTreeMap<String, ZoneAllocation>;
 
@@ -62,6 +67,7 @@ pub(crate) fn add_hints(ctx: &mut Ctx<'_>, capacity: &ZoneCapacity, strict: bool
     // Every ready endpoint being written starts hinted to its own zone.
     let mut missing_zone = None;
     for s in ctx.set.to_create.iter_mut().chain(ctx.set.to_update.iter_mut()) {
+        let s = Arc::make_mut(s);
         let mut without_zone = None;
         for ep in s.endpoints.iter_mut().flatten() {
             if !endpoint_ready(ep) {
@@ -284,12 +290,13 @@ fn largest<'a>(m: &BTreeMap<&'a str, f64>) -> Option<(&'a str, f64)> {
 /// Re-hints ready endpoints of giving zones (in slice order) to receiving zones (first by
 /// name with units left; Kubernetes takes whichever its map yields first).
 fn redistribute(
-    set: &mut crate::hints::SliceSet,
+    set: &mut SliceSet,
     giving: &mut BTreeMap<String, usize>,
     receiving: &mut BTreeMap<String, usize>,
     counts: &mut BTreeMap<String, usize>,
 ) {
     for s in set.to_create.iter_mut().chain(set.to_update.iter_mut()) {
+        let s = Arc::make_mut(s);
         for ep in s.endpoints.iter_mut().flatten() {
             if !endpoint_ready(ep) {
                 continue;
@@ -326,12 +333,9 @@ fn redistribute(
 
 /// Strict mode: endpoints in zones without CPU (hinted to their own zone, which no proxy
 /// reads and which the next sync rejects) are hinted to the zone furthest below its target.
-fn adopt_zoneless(
-    set: &mut crate::hints::SliceSet,
-    allocations: &Allocations,
-    counts: &mut BTreeMap<String, usize>,
-) {
+fn adopt_zoneless(set: &mut SliceSet, allocations: &Allocations, counts: &mut BTreeMap<String, usize>) {
     for s in set.to_create.iter_mut().chain(set.to_update.iter_mut()) {
+        let s = Arc::make_mut(s);
         for ep in s.endpoints.iter_mut().flatten() {
             let Some(own) = ep.zone.as_deref().map(str::to_owned) else {
                 continue;
@@ -364,7 +368,7 @@ fn adopt_zoneless(
 /// a minimum of zero) to zones below it, largest shortfall first, until every zone has its
 /// minimum. Only endpoints of slices being written can move.
 fn raise_to_minimums(
-    set: &mut crate::hints::SliceSet,
+    set: &mut SliceSet,
     allocations: &Allocations,
     counts: &mut BTreeMap<String, usize>,
     endpoints: usize,
@@ -394,6 +398,7 @@ fn raise_to_minimums(
         let mut done = false;
         'givers: for (giver, _) in givers {
             for s in set.to_create.iter_mut().chain(set.to_update.iter_mut()) {
+                let s = Arc::make_mut(s);
                 for ep in s.endpoints.iter_mut().flatten() {
                     let hinted_here = ep
                         .hints
@@ -428,9 +433,9 @@ fn raise_to_minimums(
 
 #[cfg(test)]
 mod tests {
-    use svcnet_model::{EndpointHints, ForZone};
+    use svcnet_model::{EndpointHints, EndpointSlice, ForZone};
 
-    use crate::hints::test_support::*;
+    use crate::test_support::*;
     use crate::*;
 
     fn auto(slices: SliceSet, cap: &ZoneCapacity, strict: bool) -> HintsOutcome {
@@ -585,7 +590,7 @@ mod tests {
         assert!(again.events.is_empty());
 
         // A hint to a zone without capacity forces a rewrite.
-        let mut stale = first.slices.to_update[0].clone();
+        let mut stale = EndpointSlice::clone(&first.slices.to_update[0]);
         stale.endpoints.as_mut().unwrap()[0].hints = Some(EndpointHints {
             for_zones: Some(vec![ForZone { name: "z".into() }]),
             for_nodes: None,
@@ -644,7 +649,7 @@ mod tests {
         eps.push(sleepy);
         let out = auto(
             SliceSet {
-                to_update: vec![slice("s", eps)],
+                to_update: vec![slice("s", eps).into()],
                 ..Default::default()
             },
             &two,
@@ -721,8 +726,8 @@ mod tests {
         }
         let fresh = slice("fresh", vec![ep("10.1.0.1", "b", Some(true))]);
         let set = SliceSet {
-            to_create: vec![fresh],
-            unchanged: vec![pinned],
+            to_create: vec![fresh.into()],
+            unchanged: vec![pinned.into()],
             ..Default::default()
         };
         let out = auto(set, &cap, true);

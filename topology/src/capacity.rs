@@ -1,12 +1,16 @@
 //! Node accounting: allocatable CPU per zone, as the EndpointSlice controller's topology cache
 //! counts it (`SetNodes`).
+//!
+//! Follows Kubernetes v1.37.2: `SetNodes` in
+//! `staging/src/k8s.io/endpointslice/topologycache/topologycache.go`, `isNodeReady` in
+//! `topologycache/utils.go`.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use svcnet_model::{LABEL_CONTROL_PLANE, LABEL_MASTER, LABEL_TOPOLOGY_ZONE, Node};
 
-use crate::TopologyError;
+use crate::error::TopologyError;
 
 /// What node accounting made of one Node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -96,6 +100,7 @@ pub struct ZoneCapacity {
 
 /// One Node and what node accounting decided for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct NodeAccount {
     /// The Node's name.
     pub node: String,

@@ -1,4 +1,6 @@
 //! The events the EndpointSlice controller records on a Service about topology hints.
+//!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/endpointslice/topologycache/event.go`.
 
 use serde::Serialize;
 
@@ -40,6 +42,7 @@ pub enum EventType {
 
 /// One event recorded on the Service (type, reason, message), as `EventRecorder.Event` takes them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[non_exhaustive]
 pub struct Event {
     /// `Normal` or `Warning`.
     #[serde(rename = "type")]

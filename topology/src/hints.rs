@@ -1,48 +1,22 @@
 //! Controller side: filling or removing the topology hints of one Service's EndpointSlices of
 //! one address type, with every decision explained.
+//!
+//! Follows Kubernetes v1.37.2: the hints step of `reconcileByAddressType` in
+//! `staging/src/k8s.io/endpointslice/reconciler.go`, and
+//! `staging/src/k8s.io/endpointslice/trafficdist/trafficdist.go`.
 
-use std::collections::BTreeMap;
-use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
-use svcnet_model::{Endpoint, EndpointHints, EndpointSlice, ForNode, ForZone, Service};
+use svcnet_model::{Endpoint, EndpointHints, ForNode, ForZone, Service};
 
-use crate::allocation::ZoneAllocation;
 use crate::auto;
-use crate::capacity::{Insufficiency, ZoneCapacity};
-use crate::event::{Event, EventType, REASON_DISABLED, message};
+use crate::capacity::ZoneCapacity;
+use crate::event::Event;
 use crate::mechanism::{Mechanism, MechanismChoice, TrafficDistribution, choose_mechanism};
-
-/// A Service's EndpointSlices of one address type, as the reconciler hands them to hinting:
-/// slices it will create, slices it will update, and existing slices it leaves alone.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SliceSet {
-    /// New slices.
-    pub to_create: Vec<EndpointSlice>,
-    /// Existing slices being rewritten.
-    pub to_update: Vec<EndpointSlice>,
-    /// Existing slices not otherwise touched; hinting may move some to `to_update`.
-    pub unchanged: Vec<EndpointSlice>,
-}
-
-impl SliceSet {
-    /// Existing slices only (all unchanged), as when hints are recomputed for a cluster as it is.
-    pub fn existing(slices: Vec<EndpointSlice>) -> Self {
-        SliceSet {
-            unchanged: slices,
-            ..Default::default()
-        }
-    }
-
-    /// Every slice: creates, then updates, then unchanged.
-    pub fn iter(&self) -> impl Iterator<Item = &EndpointSlice> {
-        self.to_create
-            .iter()
-            .chain(&self.to_update)
-            .chain(&self.unchanged)
-    }
-}
+use crate::report::{Decision, SliceNote, SliceReason};
+use crate::slice_set::{SliceSet, endpoint_ready, first_address, slice_name};
+use crate::state::Ctx;
 
 /// Switches of hinting.
 ///
@@ -91,11 +65,11 @@ pub struct HintsOptions {
     /// properties one would expect of topology-aware hints do not always hold:
     ///
     /// - every zone with ready worker Nodes gets at least one hinted endpoint;
-    /// - every such zone gets between its minimum and its maximum ([`ZoneAllocation`]: the
+    /// - every such zone gets between its minimum and its maximum ([`ZoneAllocation`](crate::ZoneAllocation): the
     ///   minimum is ⌈CPU share × ready endpoints ÷ 1.2⌉, so no endpoint carries more than 20%
     ///   above an even share).
     ///
-    /// Kubernetes keeps the hints anyway in these cases (the [`AutoReport`] names the zones left
+    /// Kubernetes keeps the hints anyway in these cases (the [`AutoReport`](crate::AutoReport) names the zones left
     /// below their minimum in `overloaded_zones`, and hints to zones without CPU in
     /// `zones_without_capacity`):
     ///
@@ -119,7 +93,7 @@ pub struct HintsOptions {
     ///    sync rewrites the slice, with the same result.
     ///
     /// Strict mode (`true`) keeps moving hints until every zone with CPU has its minimum
-    /// (none above its maximum), or removes every hint ([`RemovalReason::BelowMinimum`]) when
+    /// (none above its maximum), or removes every hint ([`RemovalReason::BelowMinimum`](crate::RemovalReason::BelowMinimum)) when
     /// unchanged slices pin too many hints for that; it hints endpoints of zones without
     /// ready worker Nodes to the zone furthest below its target; and it keeps an existing
     /// slice only when each ready endpoint has exactly one zone hint. In the three examples
@@ -136,277 +110,10 @@ impl Default for HintsOptions {
     }
 }
 
-/// What hinting decided.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "outcome", rename_all = "camelCase")]
-#[non_exhaustive]
-pub enum Decision {
-    /// Topology-aware routing: hints kept or assigned.
-    Hinted(AutoReport),
-    /// Topology-aware routing: every hint removed, for this reason.
-    Removed {
-        /// Why.
-        reason: RemovalReason,
-    },
-    /// `trafficDistribution`: each ready endpoint hinted to its own zone (and node).
-    TrafficDistribution {
-        /// The value acted on.
-        value: TrafficDistribution,
-    },
-    /// No mechanism applies: every hint removed.
-    Cleared,
-}
-
-/// The allocation behind hints that were kept.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AutoReport {
-    /// Ready endpoints counted (all slices of this address type).
-    pub endpoints: usize,
-    /// Per zone with CPU: its allocation and what it ended with.
-    pub zones: BTreeMap<String, ZoneReport>,
-    /// Hints to zones that have no ready worker Nodes (endpoints there keep their own zone).
-    pub zones_without_capacity: BTreeMap<String, usize>,
-    /// Ready endpoints hinted to another zone than their own (moved now or kept from before),
-    /// in slice order: creates, updates, unchanged.
-    pub moved: Vec<HintMove>,
-    /// Zones below their minimum (the controller's overload check); empty unless Kubernetes'
-    /// redistribution stopped short (never in strict mode).
-    pub overloaded_zones: Vec<String>,
-}
-
-/// One zone of an [`AutoReport`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ZoneReport {
-    /// CPU ratio, desired, minimum and maximum.
-    #[serde(flatten)]
-    pub allocation: ZoneAllocation,
-    /// Ready endpoints whose own zone this is.
-    pub local_endpoints: usize,
-    /// Endpoints hinted to this zone.
-    pub hinted: usize,
-}
-
-/// An endpoint hinted to another zone than its own.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct HintMove {
-    /// The slice.
-    pub slice: String,
-    /// The endpoint's first address.
-    pub address: String,
-    /// Its own zone.
-    pub from: String,
-    /// The zone it now serves.
-    pub to: String,
-}
-
-/// Why topology-aware hints were removed; each has the warning event Kubernetes records.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "reason", rename_all = "camelCase")]
-#[non_exhaustive]
-pub enum RemovalReason {
-    /// Node accounting gave no ratios.
-    InsufficientNodeInfo {
-        /// The precise cause.
-        detail: Insufficiency,
-    },
-    /// Fewer ready endpoints than zones.
-    TooFewEndpoints {
-        /// Ready endpoints.
-        endpoints: usize,
-        /// Zones with CPU.
-        zones: usize,
-    },
-    /// The zones' minimums add up to more than the ready endpoints.
-    MinimumExceedsThreshold {
-        /// Ready endpoints.
-        endpoints: usize,
-        /// Zones with CPU.
-        zones: usize,
-    },
-    /// A ready endpoint being hinted has no zone.
-    EndpointWithoutZone {
-        /// The slice.
-        slice: String,
-        /// The endpoint's first address.
-        address: String,
-    },
-    /// No zone received any hint.
-    NoHintsAllocated,
-    /// Strict mode: a zone could not be brought up to its minimum.
-    BelowMinimum {
-        /// The zone.
-        zone: String,
-        /// Endpoints it could get.
-        hinted: usize,
-        /// Its minimum.
-        minimum: usize,
-        /// Ready endpoints.
-        endpoints: usize,
-        /// Zones with CPU.
-        zones: usize,
-    },
-}
-
-impl RemovalReason {
-    /// The event Kubernetes records (a warning) for this address type.
-    pub fn event(&self, address_type: &str) -> Event {
-        Event::new(
-            EventType::Warning,
-            REASON_DISABLED,
-            &self.to_string(),
-            address_type,
-        )
-    }
-}
-
-impl fmt::Display for RemovalReason {
-    /// The event message, without the address type.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RemovalReason::InsufficientNodeInfo { .. } => f.write_str(message::INSUFFICIENT_NODE_INFO),
-            RemovalReason::TooFewEndpoints { endpoints, zones } => write!(
-                f,
-                "{} ({endpoints} endpoints, {zones} zones)",
-                message::INSUFFICIENT_NUMBER_OF_ENDPOINTS
-            ),
-            RemovalReason::MinimumExceedsThreshold { endpoints, zones }
-            | RemovalReason::BelowMinimum { endpoints, zones, .. } => write!(
-                f,
-                "{} ({endpoints} endpoints, {zones} zones)",
-                message::MIN_ALLOCATION_EXCEEDS_OVERLOAD_THRESHOLD
-            ),
-            RemovalReason::EndpointWithoutZone { .. } => f.write_str(message::NO_ZONE_SPECIFIED),
-            RemovalReason::NoHintsAllocated => f.write_str(message::NO_ALLOCATED_HINTS_FOR_ZONES),
-        }
-    }
-}
-
-impl RemovalReason {
-    /// A longer explanation than the event message, naming the Node, zone or endpoint.
-    pub fn detail(&self) -> String {
-        match self {
-            RemovalReason::InsufficientNodeInfo { detail } => detail.to_string(),
-            RemovalReason::TooFewEndpoints { endpoints, zones } => {
-                format!("{endpoints} ready endpoints cannot cover {zones} zones")
-            }
-            RemovalReason::MinimumExceedsThreshold { endpoints, zones } => format!(
-                "giving each of {zones} zones its minimum share within 20% overload needs more than {endpoints} ready endpoints"
-            ),
-            RemovalReason::EndpointWithoutZone { slice, address } => {
-                format!("ready endpoint {address} in slice {slice} has no zone")
-            }
-            RemovalReason::NoHintsAllocated => "no zone received a hint".to_owned(),
-            RemovalReason::BelowMinimum {
-                zone,
-                hinted,
-                minimum,
-                ..
-            } => format!("zone {zone} can get only {hinted} of the {minimum} endpoints it needs"),
-        }
-    }
-}
-
-/// What happened to one slice, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SliceNote {
-    /// The slice's name.
-    pub slice: String,
-    /// What and why.
-    #[serde(flatten)]
-    pub reason: SliceReason,
-}
-
-/// What happened to a slice during hinting.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "note", rename_all = "camelCase")]
-#[non_exhaustive]
-pub enum SliceReason {
-    /// An unchanged slice whose hints are still valid stays unchanged.
-    HintsStillValid,
-    /// An unchanged slice moved to the updates: a ready endpoint has no zone hint.
-    EndpointWithoutHint {
-        /// The endpoint's first address.
-        address: String,
-    },
-    /// Moved to the updates: a hint names a zone without ready worker Nodes.
-    HintForZoneWithoutCapacity {
-        /// The endpoint's first address.
-        address: String,
-        /// The zone hinted.
-        zone: String,
-    },
-    /// Moved to the updates: its hints would push a zone over its maximum.
-    ZoneOverMaximum {
-        /// The zone.
-        zone: String,
-        /// Hints to it counting this slice.
-        hinted: usize,
-        /// Its maximum.
-        maximum: usize,
-    },
-    /// Strict mode: moved to the updates, a ready endpoint has several zone hints.
-    SeveralZoneHints {
-        /// The endpoint's first address.
-        address: String,
-    },
-    /// Moved to the updates: it carried hints that are being removed.
-    HintsRemoved,
-    /// trafficDistribution: moved to the updates, a ready endpoint's hint is missing or wrong.
-    HintMissingOrWrong {
-        /// The endpoint's first address.
-        address: String,
-    },
-    /// trafficDistribution: moved to the updates, a ready endpoint has a hint it should not.
-    StaleHint {
-        /// The endpoint's first address.
-        address: String,
-    },
-}
-
-impl fmt::Display for SliceReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SliceReason::HintsStillValid => f.write_str("unchanged, its hints still fit"),
-            SliceReason::EndpointWithoutHint { address } => {
-                write!(f, "rewritten: ready endpoint {address} has no zone hint")
-            }
-            SliceReason::HintForZoneWithoutCapacity { address, zone } => write!(
-                f,
-                "rewritten: endpoint {address} is hinted to zone {zone}, which has no ready worker node"
-            ),
-            SliceReason::ZoneOverMaximum {
-                zone,
-                hinted,
-                maximum,
-            } => write!(
-                f,
-                "rewritten: its hints would give zone {zone} {hinted} endpoints, over its maximum of {maximum}"
-            ),
-            SliceReason::SeveralZoneHints { address } => {
-                write!(f, "rewritten: ready endpoint {address} has several zone hints")
-            }
-            SliceReason::HintsRemoved => f.write_str("rewritten: its hints are removed"),
-            SliceReason::HintMissingOrWrong { address } => {
-                write!(
-                    f,
-                    "rewritten: ready endpoint {address} lacks its own zone (or node) hint"
-                )
-            }
-            SliceReason::StaleHint { address } => {
-                write!(
-                    f,
-                    "rewritten: ready endpoint {address} has a hint it should not have"
-                )
-            }
-        }
-    }
-}
-
 /// Everything hinting decided for one Service and address type.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct HintsOutcome {
     /// The address type.
     pub address_type: String,
@@ -490,63 +197,6 @@ pub fn reconcile_hints(
     }
 }
 
-/// The working state of one call.
-pub(crate) struct Ctx<'a> {
-    pub(crate) address_type: &'a str,
-    pub(crate) set: SliceSet,
-    pub(crate) events: Vec<Event>,
-    pub(crate) notes: Vec<SliceNote>,
-    pub(crate) populated: bool,
-}
-
-impl Ctx<'_> {
-    /// The annotation no longer applies: if it had populated hints, say they are disabled.
-    fn forget_populated(&mut self) {
-        if self.populated {
-            self.events.push(Event::new(
-                EventType::Warning,
-                REASON_DISABLED,
-                message::HINTS_DISABLED,
-                self.address_type,
-            ));
-        }
-        self.populated = false;
-    }
-
-    /// Clears every hint: in slices being created or updated, and in unchanged slices that
-    /// carry any (those move to the updates).
-    pub(crate) fn remove_hints(&mut self) {
-        for s in self.set.to_create.iter_mut().chain(self.set.to_update.iter_mut()) {
-            for ep in s.endpoints.iter_mut().flatten() {
-                ep.hints = None;
-            }
-        }
-        let unchanged = std::mem::take(&mut self.set.unchanged);
-        for mut s in unchanged {
-            if s.endpoints().iter().any(|e| e.hints.is_some()) {
-                for ep in s.endpoints.iter_mut().flatten() {
-                    ep.hints = None;
-                }
-                self.notes.push(SliceNote {
-                    slice: slice_name(&s),
-                    reason: SliceReason::HintsRemoved,
-                });
-                self.set.to_update.push(s);
-            } else {
-                self.set.unchanged.push(s);
-            }
-        }
-    }
-
-    /// Removes every hint for `reason` and records its warning.
-    pub(crate) fn remove_for(&mut self, reason: RemovalReason) -> Decision {
-        self.events.push(reason.event(self.address_type));
-        self.populated = false;
-        self.remove_hints();
-        Decision::Removed { reason }
-    }
-}
-
 fn reconcile_traffic_distribution(ctx: &mut Ctx<'_>, td: TrafficDistribution) {
     let node_hints = td.node_hints();
     let unchanged = std::mem::take(&mut ctx.set.unchanged);
@@ -563,6 +213,7 @@ fn reconcile_traffic_distribution(ctx: &mut Ctx<'_>, td: TrafficDistribution) {
         }
     }
     for s in ctx.set.to_create.iter_mut().chain(ctx.set.to_update.iter_mut()) {
+        let s = Arc::make_mut(s);
         for ep in s.endpoints.iter_mut().flatten() {
             if !endpoint_ready(ep) {
                 continue;
@@ -615,77 +266,10 @@ fn needs_update(ep: &Endpoint, node_hints: bool) -> Option<SliceReason> {
     }
 }
 
-/// Ready as the controller reads it: `conditions.ready` set and true (unknown is not ready).
-pub(crate) fn endpoint_ready(ep: &Endpoint) -> bool {
-    ep.conditions.ready == Some(true)
-}
-
-pub(crate) fn first_address(ep: &Endpoint) -> String {
-    ep.addresses.first().map(|a| a.to_string()).unwrap_or_default()
-}
-
-/// A slice's name for notes: its name, else its `generateName` prefix.
-pub(crate) fn slice_name(s: &EndpointSlice) -> String {
-    match (&s.metadata.name, &s.metadata.generate_name) {
-        (Some(n), _) if !n.is_empty() => n.clone(),
-        (_, Some(g)) => g.clone(),
-        _ => String::new(),
-    }
-}
-
-#[cfg(test)]
-pub(crate) mod test_support {
-    use svcnet_model::{Endpoint, EndpointSlice, Service};
-
-    /// A ready (or not) endpoint in a zone (`""` for none) on a node.
-    pub(crate) fn ep(addr: &str, zone: &str, ready: Option<bool>) -> Endpoint {
-        Endpoint {
-            node_name: Some(format!("node-{zone}").into()),
-            ..svcnet_test_support::build::endpoint(addr, zone, ready)
-        }
-    }
-
-    /// IPv4 slice `ns/name` holding `endpoints`.
-    pub(crate) fn slice(name: &str, endpoints: Vec<Endpoint>) -> EndpointSlice {
-        svcnet_test_support::build::endpoint_slice("ns", name, "IPv4", endpoints)
-    }
-
-    pub(crate) fn service(annotation: Option<&str>, td: Option<&str>) -> Service {
-        let mut s = Service::default();
-        s.metadata.name = Some("svc".into());
-        s.metadata.namespace = Some("ns".into());
-        if let Some(a) = annotation {
-            s.metadata.annotations =
-                Some([(crate::ANNOTATION_TOPOLOGY_MODE.to_owned(), a.to_owned())].into());
-        }
-        s.spec_mut().traffic_distribution = td.map(str::to_owned);
-        s
-    }
-
-    /// `address -> zones hinted`, over every slice of the set.
-    pub(crate) fn hints_of(set: &super::SliceSet) -> Vec<(String, Vec<String>)> {
-        let mut out: Vec<(String, Vec<String>)> = set
-            .iter()
-            .flat_map(|s| s.endpoints())
-            .map(|e| {
-                let zones = e
-                    .hints
-                    .as_ref()
-                    .and_then(|h| h.for_zones.as_ref())
-                    .map(|z| z.iter().map(|f| f.name.clone()).collect())
-                    .unwrap_or_default();
-                (e.addresses[0].to_string(), zones)
-            })
-            .collect();
-        out.sort();
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::test_support::*;
     use super::*;
+    use crate::test_support::*;
 
     fn cap() -> ZoneCapacity {
         ZoneCapacity::from_zone_cpu([("a", 1000), ("b", 1000)])
@@ -784,30 +368,5 @@ mod tests {
             "Topology Aware Hints has been disabled, addressType: IPv4"
         );
         assert!(!out.hints_populated);
-    }
-
-    #[test]
-    fn reasons_read_well() {
-        let r = RemovalReason::TooFewEndpoints {
-            endpoints: 2,
-            zones: 3,
-        };
-        assert_eq!(
-            r.to_string(),
-            "Insufficient number of endpoints (2 endpoints, 3 zones)"
-        );
-        assert_eq!(
-            r.event("IPv6").message,
-            "Insufficient number of endpoints (2 endpoints, 3 zones), addressType: IPv6"
-        );
-        assert!(
-            SliceReason::ZoneOverMaximum {
-                zone: "a".into(),
-                hinted: 4,
-                maximum: 3
-            }
-            .to_string()
-            .contains("maximum of 3")
-        );
     }
 }

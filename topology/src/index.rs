@@ -1,5 +1,7 @@
 //! EndpointSlices indexed once by Service, for reading nodes' endpoints service port by
 //! service port without rescanning every slice.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/endpointslicecache.go`.
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
@@ -8,8 +10,8 @@ use std::ops::Range;
 
 use svcnet_model::{EndpointPort, EndpointSlice};
 
+use crate::endpoint::{Ignored, IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
 use crate::fasthash::{FastMap, fast_map};
-use crate::proxy::{Ignored, IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
 
 /// (namespace, Service name), borrowed from a slice.
 type ServiceKey<'a> = (&'a str, &'a str);

@@ -2,6 +2,10 @@
 //!
 //! Topology hints and per-node endpoint selection as Kubernetes computes them.
 //!
+//! Follows Kubernetes v1.37.2: `staging/src/k8s.io/endpointslice/topologycache/topologycache.go`
+//! and `utils.go`, `staging/src/k8s.io/endpointslice/trafficdist/trafficdist.go` (controller
+//! side), `pkg/proxy/endpointslicecache.go` and `pkg/proxy/topology.go` (proxy side).
+//!
 //! Two halves, one on each side of the EndpointSlice:
 //!
 //! ```text
@@ -81,7 +85,8 @@
 //!
 //! // Proxy on node n2 in zone b: the endpoints hinted to b, not zone a's other two.
 //! let services = [svc];
-//! let view = NodeView::build(&services, &out.slices.to_update, NodeTopology::new("n2", "b"),
+//! let slices: Vec<EndpointSlice> = out.slices.iter().cloned().collect();
+//! let view = NodeView::build(&services, &slices, NodeTopology::new("n2", "b"),
 //!     SelectOptions::default());
 //! let (port, sel) = view.selections().next().unwrap();
 //! assert_eq!(port.name.to_string(), "shop/web");
@@ -92,6 +97,7 @@
 mod allocation;
 mod auto;
 mod capacity;
+mod endpoint;
 mod error;
 mod event;
 mod fasthash;
@@ -99,25 +105,28 @@ mod hints;
 mod index;
 mod mechanism;
 mod proxy;
+mod report;
 mod select;
+mod slice_set;
+mod state;
+#[cfg(test)]
+mod test_support;
 
 pub use allocation::{OVERLOAD_THRESHOLD, ZoneAllocation, service_overloaded, short_zones};
 pub use capacity::{Insufficiency, NodeAccount, NodeDecision, ZoneCapacity};
+pub use endpoint::{Ignored, IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
 pub use error::TopologyError;
 pub use event::{Event, EventType, REASON_DISABLED, REASON_ENABLED, message};
-pub use hints::{
-    AutoReport, Decision, HintMove, HintsOptions, HintsOutcome, RemovalReason, SliceNote, SliceReason,
-    SliceSet, ZoneReport, reconcile_hints,
-};
+pub use hints::{HintsOptions, HintsOutcome, reconcile_hints};
 pub use index::SliceIndex;
 pub use mechanism::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, AnnotationSeen, Mechanism, MechanismChoice,
     TrafficDistribution, TrafficDistributionSeen, choose_mechanism,
 };
-pub use proxy::{
-    EndpointTable, Ignored, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName,
-};
+pub use proxy::{EndpointTable, NodeTopology, PortPolicy};
+pub use report::{AutoReport, Decision, HintMove, RemovalReason, SliceNote, SliceReason, ZoneReport};
 pub use select::{Categories, NodeView, PortEndpoints, Selection, TopologyMode, categorize, proxied_ports};
+pub use slice_set::SliceSet;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -1,5 +1,8 @@
 //! Which hinting mechanism applies to a Service: the topology annotation (`Auto`) or
 //! `spec.trafficDistribution`, and why.
+//!
+//! Follows Kubernetes v1.37.2: `hintsEnabled` in `staging/src/k8s.io/endpointslice/utils.go` and
+//! the choice in `reconcileByAddressType` of `staging/src/k8s.io/endpointslice/reconciler.go`.
 
 use std::fmt;
 
@@ -13,6 +16,7 @@ pub const ANNOTATION_TOPOLOGY_AWARE_HINTS: &str = "service.kubernetes.io/topolog
 
 /// A `spec.trafficDistribution` value the controller acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[non_exhaustive]
 pub enum TrafficDistribution {
     /// Prefer endpoints in the client's zone.
     PreferClose,
@@ -47,6 +51,7 @@ impl fmt::Display for TrafficDistribution {
 /// The mechanism that decides a Service's hints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum Mechanism {
     /// Topology-aware routing by annotation: CPU-proportional zone hints.
     TopologyAuto,
@@ -58,6 +63,7 @@ pub enum Mechanism {
 
 /// The annotation as found on the Service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct AnnotationSeen {
     /// Which annotation was read.
     pub key: &'static str,
@@ -70,6 +76,7 @@ pub struct AnnotationSeen {
 /// `spec.trafficDistribution` as found on the Service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct TrafficDistributionSeen {
     /// The value.
     pub value: String,
@@ -82,6 +89,7 @@ pub struct TrafficDistributionSeen {
 /// The mechanism chosen for a Service and what it was chosen from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct MechanismChoice {
     /// The mechanism.
     pub mechanism: Mechanism,

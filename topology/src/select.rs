@@ -1,19 +1,20 @@
 //! Proxy side: which endpoints a node uses for a service port (kube-proxy's
 //! `CategorizeEndpoints`).
+//!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/topology.go`.
 
 use std::ops::Range;
 
 use serde::Serialize;
 use svcnet_model::{EndpointSlice, Service, ServicePort};
 
+use crate::endpoint::{IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
 use crate::index::SliceIndex;
-use crate::proxy::{
-    Families, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, ServicePortName,
-    cluster_ips_unallocated, service_families,
-};
+use crate::proxy::{Families, NodeTopology, PortPolicy, cluster_ips_unallocated, service_families};
 
 /// How hints narrowed the cluster endpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[non_exhaustive]
 pub enum TopologyMode {
     /// No narrowing: all ready endpoints.
     #[default]
@@ -30,6 +31,7 @@ pub enum TopologyMode {
 /// the service port uses is always `Some` (possibly empty); `None` means "not used".
 /// Serialized with `allReachable` beside the fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Selection<'a> {
     /// Endpoints for Cluster-policy traffic (topology applied); `None` when the service port
     /// never uses Cluster policy.
@@ -174,6 +176,7 @@ pub fn categorize<'a>(
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Categories {
     /// The service port uses Cluster-policy endpoints ([`Selection::cluster`] is `Some`).
     pub uses_cluster: bool,
@@ -301,6 +304,7 @@ fn available(e: &ProxyEndpoint<'_>, mode: TopologyMode, node: &NodeTopology) -> 
 /// from the view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PortEndpoints<'a> {
     /// The service port.
     pub name: ServicePortName<'a>,
@@ -336,7 +340,7 @@ pub struct NodeView<'a> {
     ports: Vec<PortEntry<'a>>,
     endpoints: Vec<ProxyEndpoint<'a>>,
     /// Slice content left out, with the reason.
-    pub ignored: Vec<crate::proxy::Ignored>,
+    pub ignored: Vec<crate::endpoint::Ignored>,
 }
 
 impl<'a> NodeView<'a> {

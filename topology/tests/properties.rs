@@ -57,9 +57,9 @@ fn build(cpu: &[i64], eps: &[(usize, bool, usize)], placement: &[u8]) -> (ZoneCa
             ..Default::default()
         };
         match placement[i] {
-            0 => set.to_create.push(s),
-            1 => set.to_update.push(s),
-            _ => set.unchanged.push(s),
+            0 => set.to_create.push(s.into()),
+            1 => set.to_update.push(s.into()),
+            _ => set.unchanged.push(s.into()),
         }
     }
     (cap, set)

@@ -1,6 +1,9 @@
 //! `svcnet alloc`: runs an allocator operation script (`allocators.md`, section 10) and prints
 //! one result per operation: `{"results":[...]}`. The script runner is
 //! `svcnet_allocators::script`; this file reads, calls and prints.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); the allocators follow
+//! `pkg/registry/core/service/ipallocator` and `portallocator`.
 
 use std::process::ExitCode;
 

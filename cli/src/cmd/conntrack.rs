@@ -1,6 +1,9 @@
 //! `svcnet conntrack`: the conntrack entries the proxy on one node must flush when the cluster
 //! state moves from `--prior` to INPUT (`svcnet_rules::conntrack::stale_entries`), as
 //! `conntrack -D` command lines or JSON filters.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); the entries follow
+//! `pkg/proxy/conntrack/cleanup.go`.
 
 use std::net::IpAddr;
 use std::process::ExitCode;

@@ -1,4 +1,7 @@
 //! `svcnet dns`: the records a cluster DNS server serves for Services, EndpointSlices and Pods.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); the records follow CoreDNS v1.15.0
+//! `plugin/kubernetes`.
 
 use std::process::ExitCode;
 

@@ -1,4 +1,7 @@
 //! `svcnet endpoints`: the endpoints the proxy on one node uses for each service port.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); the selection follows
+//! `pkg/proxy/topology.go`.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -87,9 +90,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             for (p, sel) in view.selections() {
                 let mut how = Vec::new();
                 match sel.topology {
-                    TopologyMode::None => {}
                     TopologyMode::PreferSameZone => how.push("zone hints applied"),
                     TopologyMode::PreferSameNode => how.push("node hints applied"),
+                    // `None`, and any mode a later release adds.
+                    _ => {}
                 }
                 if sel.cluster_terminating_fallback {
                     how.push("cluster falls back to terminating endpoints");

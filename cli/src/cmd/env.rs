@@ -1,4 +1,7 @@
 //! `svcnet env`: the service environment variables the kubelet injects into a container.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); the variables follow
+//! `pkg/kubelet/envvars/envvars.go`.
 
 use std::process::ExitCode;
 

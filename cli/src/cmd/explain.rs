@@ -1,5 +1,7 @@
 //! `svcnet explain`: why a Service does (not) work; the analysis is
 //! `svcnet_rules::explain`, this module reads, calls and prints.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use std::net::IpAddr;
 use std::process::ExitCode;

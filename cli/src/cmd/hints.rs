@@ -1,5 +1,9 @@
 //! `svcnet hints`: fill or remove the topology hints of every Service's EndpointSlices, as the
 //! EndpointSlice controller does, and explain each decision.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); hinting follows
+//! `staging/src/k8s.io/endpointslice/topologycache/topologycache.go` and
+//! `trafficdist/trafficdist.go`.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;

@@ -1,4 +1,7 @@
 //! `svcnet mirror`: the EndpointSlices mirrored from selector-less Services' Endpoints.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); mirroring follows
+//! `pkg/controller/endpointslicemirroring/reconciler.go`.
 
 use std::process::ExitCode;
 use std::sync::Arc;

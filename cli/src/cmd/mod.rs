@@ -1,4 +1,6 @@
 //! One module per subcommand, each with its `Args` and `run`.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 pub mod alloc;
 pub mod conntrack;

@@ -1,4 +1,7 @@
 //! `svcnet slice`: the EndpointSlice plan of every Service with a selector in the input.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); slicing follows
+//! `staging/src/k8s.io/endpointslice/reconciler.go`.
 
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -1,5 +1,7 @@
 //! `svcnet trace`: follows packets through the rules that `svcnet rules` would generate for
 //! the node (or through rule text given with `--rules`), and prints the walk and the outcome.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use std::net::IpAddr;
 use std::process::ExitCode;

@@ -1,6 +1,10 @@
 //! `svcnet validate`: what kube-apiserver v1.37.2 answers to a create or update (or, with
 //! `--no-defaults`, what the validation functions alone say), printed as Kubernetes `Status`
 //! objects.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); the answers follow
+//! `pkg/registry/core/service/storage/storage.go`, `pkg/registry/core/service/strategy.go` and
+//! `pkg/apis/core/validation/validation.go`.
 
 use std::process::ExitCode;
 

@@ -4,6 +4,9 @@
 //! exist and hold ready endpoints, and (for one node) whether a Local traffic policy leaves
 //! that node without endpoints.
 //!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2), over the rules and models that follow
+//! Kubernetes v1.37.2.
+//!
 //! ```
 //! use svcnet_model::ObjectSet;
 //! use svcnet_rules::explain::{Code, explain};

@@ -1,6 +1,8 @@
 //! The proxy side of `explain`: once a Service has EndpointSlices, what the rules of one node
 //! do with a packet to each of its frontends — built for the node as `svcnet rules` builds
 //! them, and walked by the backend's tracer ([`crate::trace`]).
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use std::net::IpAddr;
 

@@ -1,6 +1,9 @@
 //! Reading `iptables-restore` input and `iptables-save` output back into the typed rule set,
 //! so that rule sets written elsewhere (kube-proxy itself, kube-oracle, a node) can be traced.
 //!
+//! Follows Kubernetes v1.37.2: `pkg/util/iptables/testing/parse.go` (the restore grammar kube-proxy
+//! writes).
+//!
 //! kube-proxy's layout (`-m tcp -p tcp`, `--or-mark`, `%0.10f` probabilities) reads back to
 //! the same text. A kernel's `iptables-save [-c]` layout (counters, `-p tcp ... -m tcp`,
 //! `--set-xmark M/M` and `M/0x0`, 11-decimal probabilities) is read too, into the same

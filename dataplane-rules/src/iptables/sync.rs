@@ -1,6 +1,8 @@
 //! Full and partial syncs (KEP-3453) as kube-proxy v1.37.2's iptables proxier runs them, and
 //! the tables they leave behind.
 //!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/iptables/proxier.go` (`syncProxyRules`).
+//!
 //! The tables are kept as the text of the syncs that wrote them: each service port's rendered
 //! rules ([`PortText`]) are shared by the transaction, the tables, and every later partial sync
 //! in which its Service does not change. The ports are held in blocks of whole Services with

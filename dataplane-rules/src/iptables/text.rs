@@ -2,6 +2,9 @@
 //! buffer ([`PortText`]), tagged by chain, and shared (not copied) between a transaction, the
 //! tables it leaves and the next partial sync. The typed rules ([`Rule`], [`Table`](super::Table),
 //! [`KernelTable`](super::KernelTable)) are read back from that text only when asked ([`Typed`]).
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); the text is
+//! `pkg/proxy/iptables/proxier.go`'s.
 
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};

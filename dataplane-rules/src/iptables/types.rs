@@ -1,5 +1,7 @@
 //! The iptables rule set as data: tables, chains, rules with their matches, targets and
 //! comments, in kube-proxy v1.37.2's argument order.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/iptables/proxier.go`.
 
 use std::fmt::{self, Write as _};
 use std::net::{IpAddr, SocketAddr};

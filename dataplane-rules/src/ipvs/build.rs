@@ -1,4 +1,6 @@
 //! Building the IPVS rule set of one node (`syncProxyRules` of `pkg/proxy/ipvs/proxier.go`).
+//!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/ipvs/proxier.go`.
 
 use std::net::IpAddr;
 

@@ -1,5 +1,7 @@
 //! The ipsets kube-proxy's IPVS proxier keeps (`pkg/proxy/ipvs/ipset.go`, `ipsetInfo`):
 //! their names (with the `KUBE-6-` prefix for IPv6), types, comments and entries.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/ipvs/ipset.go`.
 
 use std::fmt;
 use std::net::IpAddr;

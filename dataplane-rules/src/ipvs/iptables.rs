@@ -1,6 +1,8 @@
 //! The iptables rules IPVS mode adds (`writeIptablesRules`, `acceptIPVSTraffic`,
 //! `createAndLinkKubeChain` in `pkg/proxy/ipvs/proxier.go`): the restore payload of one sync
 //! and the jumps from the built-in chains that kube-proxy ensures beside it.
+//!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/ipvs/proxier.go`.
 
 use std::fmt::Write;
 use std::net::IpAddr;

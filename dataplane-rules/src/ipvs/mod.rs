@@ -3,6 +3,8 @@
 //! the companion iptables rules — then rendered as `ipvsadm --restore` input, `ipset
 //! restore` input, iptables restore/save text, a readable text and JSON.
 //!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/ipvs/proxier.go`, `ipset.go` and `util/ipvs.go`.
+//!
 //! Every IPVS sync is a full sync: the rule set depends only on the current cluster state
 //! and the node's settings, never on earlier syncs (a real server that leaves is deleted at
 //! once unless it still has connections, which only a live kernel knows; see

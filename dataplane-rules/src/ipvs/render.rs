@@ -1,5 +1,7 @@
 //! Text forms of an IPVS rule set: `ipvsadm --restore` input, `ipset restore` input, the
 //! readable form kube-oracle prints, and the JSON shape of `svcnet rules --output json`.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use std::collections::BTreeMap;
 use std::fmt::Write;

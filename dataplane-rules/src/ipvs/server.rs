@@ -1,5 +1,7 @@
 //! IPVS virtual servers and real servers, as kube-proxy's IPVS proxier programs them
 //! (`pkg/proxy/ipvs/util/ipvs.go`).
+//!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/ipvs/util/ipvs.go`.
 
 use std::fmt;
 use std::net::IpAddr;

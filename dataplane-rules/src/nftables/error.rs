@@ -1,4 +1,6 @@
 //! Errors of the nftables backend.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use super::object::Verb;
 

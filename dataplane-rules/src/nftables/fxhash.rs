@@ -2,6 +2,8 @@
 //! set's and the proxier's maps keyed by object names and element keys: names of a rule
 //! set, not attacker-chosen request data, so there is no need for SipHash's flooding
 //! resistance.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use std::hash::{BuildHasherDefault, Hasher};
 

@@ -1,5 +1,8 @@
 //! What the nftables backend reads: the node's settings and, per service port, the
 //! proxy's view of it (addresses, policies, affinity, categorized endpoints).
+//!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/nftables/proxier.go` (`servicePortInfo`) and
+//! `pkg/proxy/serviceport.go`.
 
 use super::object::Family;
 use crate::RulesError;

@@ -2,6 +2,9 @@
 //! that apply rules through libnftables' JSON API (`nft -j -f FILE`, `nft_run_cmd_from_buffer`
 //! with JSON input) instead of `nft -f` text.
 //!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2): libnftables' JSON schema, for the rule
+//! sets `pkg/proxy/nftables/proxier.go` writes as text.
+//!
 //! Built from the `nftables` crate's schema types (feature `nft-json`): every rule body is
 //! parsed from the text kube-proxy writes into typed [`Statement`]s (matches on
 //! `ip`/`ip6`/`th`/`tcp`/`udp`/`sctp` fields, `meta`, `ct`, `fib`, `numgen`, concatenations,

@@ -1,5 +1,7 @@
 //! Kernel and nft limits, checked before anything is emitted: a rule set the kernel
 //! would refuse as a whole is never produced; the error names the Service instead.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use super::error::NftError;
 use super::names::COMMENT_LENGTH_MAX;

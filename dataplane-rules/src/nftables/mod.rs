@@ -1,5 +1,8 @@
 //! kube-proxy v1.37.2's nftables backend.
 //!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/nftables/proxier.go`, with knftables v0.0.22 (`types.go`,
+//! `transaction.go`, `fake.go`) as v1.37.2 pins it.
+//!
 //! - Object model in the spirit of knftables: [`Table`], [`Chain`] (base chains with type,
 //!   hook and priority), [`Rule`], [`Set`] (also maps), [`Element`], [`Counter`]; a
 //!   [`Transaction`] of [`Operation`]s (`add`, `create`, `insert`, `flush`, `delete`, ...)

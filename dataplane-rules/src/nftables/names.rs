@@ -1,5 +1,8 @@
 //! kube-proxy's nftables object names: `hashAndTruncate` (8 characters of base32(sha256))
 //! and comment truncation.
+//!
+//! Follows Kubernetes v1.37.2: `hashAndTruncate` and `servicePortChainNameBase` in
+//! `pkg/proxy/nftables/proxier.go`.
 
 /// knftables' `NameLengthMax`: the longest chain, set or map name.
 pub const NAME_LENGTH_MAX: usize = 256;

@@ -1,6 +1,8 @@
 //! The nftables objects kube-proxy writes, typed as knftables types them: a table, chains
 //! (regular or base chains with type, hook and priority), rules, sets, maps, their
 //! elements and named counters.
+//!
+//! Follows knftables v0.0.22 (`types.go`, `objects.go`), the version Kubernetes v1.37.2 pins.
 
 use serde::{Deserialize, Serialize};
 use std::fmt::{self, Write as _};

@@ -3,6 +3,8 @@
 //! (`add table/chain/set/map/counter/rule/element ...`), so that rule sets written elsewhere
 //! (kube-proxy itself, kube-oracle) can be traced.
 //!
+//! Follows knftables v0.0.22 (`transaction.go`, `fake.go`), the version Kubernetes v1.37.2 pins.
+//!
 //! Rule text is kept verbatim: the tracer reads it, and reports what it does not model
 //! instead of guessing. Writing the parsed operations again gives the text they were read
 //! from (knftables' layout). `nft list ruleset`'s block layout is not read.

@@ -1,6 +1,8 @@
 //! kube-proxy v1.37.2's nftables `syncProxyRules` as a pure state machine: service ports
 //! in, transactions out, the rule set kept in an in-memory [`State`].
 //!
+//! Follows Kubernetes v1.37.2: `pkg/proxy/nftables/proxier.go`.
+//!
 //! Full syncs write everything (after `setupNFTables`' fixed objects); partial syncs
 //! write only the chains of the Services that changed. Set and map elements go through
 //! an element store that writes only differences, in both kinds of sync. Chains no

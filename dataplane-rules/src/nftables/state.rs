@@ -2,6 +2,8 @@
 //! with knftables' fake semantics (atomic: all or nothing), dumped as knftables'
 //! `Fake.Dump()` prints it (one `add` line per object).
 //!
+//! Follows knftables v0.0.22 (`fake.go`), the version Kubernetes v1.37.2 pins.
+//!
 //! Objects are kept in hash maps by name (applying a transaction does no ordered
 //! inserts); everything that prints or serializes the rule set sorts by name, as the
 //! fake does.

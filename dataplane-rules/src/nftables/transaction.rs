@@ -1,5 +1,7 @@
 //! A transaction: an ordered list of operations on one table, rendered as `nft -f` input
 //! one line per operation (as knftables' `Transaction.String()` renders it).
+//!
+//! Follows knftables v0.0.22 (`transaction.go`, `objects.go`), the version Kubernetes v1.37.2 pins.
 
 use super::object::{
     Chain, ContainerKind, Counter, Element, Family, Heads, Object, Rule, Set, Table, Verb, write_object,

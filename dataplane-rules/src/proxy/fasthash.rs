@@ -1,5 +1,7 @@
 //! Two small non-cryptographic hashers for the model build: one for maps keyed by borrowed
 //! names that live for one build, one for the slice digests.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

@@ -1,6 +1,9 @@
 //! The iptables tracer: nat `PREROUTING`, then the filter chains `KUBE-SERVICES`,
 //! `KUBE-EXTERNAL-SERVICES`, `KUBE-NODEPORTS` and `KUBE-PROXY-FIREWALL`, each on its own,
 //! with the destination rewritten to the first DNAT target.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2), over the tables
+//! `pkg/proxy/iptables/proxier.go` writes.
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};

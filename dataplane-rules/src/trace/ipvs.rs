@@ -1,6 +1,9 @@
 //! The IPVS tracer. [`trace_rules`] walks what kube-proxy's IPVS mode programs, in the order
 //! the kernel runs it for a packet arriving at the node:
 //!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2), over what `pkg/proxy/ipvs/proxier.go`
+//! programs.
+//!
 //! 1. nat `PREROUTING` (→ `KUBE-SERVICES`, `KUBE-LOAD-BALANCER`, `KUBE-NODE-PORT`,
 //!    `KUBE-MARK-MASQ`), with `-m set --match-set` tested against the rule set's ipsets; a
 //!    nat `ACCEPT` ends the nat walk.

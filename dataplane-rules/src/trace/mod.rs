@@ -1,5 +1,9 @@
 //! Packet tracing: what the rules of one node do with the first packet of a new connection.
 //!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2), over the rules of
+//! `pkg/proxy/iptables/proxier.go`, `pkg/proxy/nftables/proxier.go` and
+//! `pkg/proxy/ipvs/proxier.go`.
+//!
 //! The tracers walk svcnet's own typed rule sets ([`iptables`] walks the tables of an
 //! [`IptablesState`](crate::iptables::IptablesState); [`nftables`] walks a
 //! [`TableState`](crate::nftables::TableState); [`ipvs::trace_rules`] walks an

@@ -2,6 +2,9 @@
 //! and input (with the destination rewritten to the first DNAT target), then nat postrouting
 //! once per DNAT target for the masquerade decision. Rules are read from their text as
 //! kube-proxy v1.37.2 writes them; anything else is [`TraceError::Unsupported`].
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2), over the rule set
+//! `pkg/proxy/nftables/proxier.go` writes.
 
 use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};

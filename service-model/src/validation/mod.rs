@@ -5,6 +5,7 @@
 
 mod endpointslice;
 pub(crate) mod fieldpath;
+mod ip;
 pub(crate) mod meta;
 pub mod names;
 mod networkpolicy;

@@ -1,5 +1,8 @@
 //! `svcnet rules --backend iptables`: replays the history through the iptables proxier's
 //! syncs and prints the last transaction or the tables after it.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); the rules follow
+//! `pkg/proxy/iptables/proxier.go`.
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -2,6 +2,9 @@
 //! history. Every IPVS sync is a full sync, and without live connections (which only a kernel
 //! knows) a removed real server goes at once, so the result depends on the last state alone;
 //! the earlier states are read and checked all the same.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); the rules follow
+//! `pkg/proxy/ipvs/proxier.go`.
 
 use std::process::ExitCode;
 

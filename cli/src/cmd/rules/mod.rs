@@ -1,5 +1,9 @@
 //! `svcnet rules`: the rules kube-proxy v1.37.2 would program on one node, for each backend.
 //!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); the rules follow
+//! `pkg/proxy/iptables/proxier.go`, `pkg/proxy/nftables/proxier.go` and
+//! `pkg/proxy/ipvs/proxier.go`.
+//!
 //! This module holds what every backend shares: the command line (every flag of cli.md's
 //! `rules`), the node settings as a [`ProxyConfig`], the input and its `--prior` history, and
 //! the dispatch to the backend's module.

@@ -3,6 +3,9 @@
 //! partial (only the Services whose service ports or endpoints changed are rewritten)
 //! unless the node's zone label changed; `--prior-aged` lets the stale-chain grace period
 //! pass after its sync.
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2); the rules follow
+//! `pkg/proxy/nftables/proxier.go`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;

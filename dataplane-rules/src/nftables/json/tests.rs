@@ -1,6 +1,8 @@
 //! Each construct kube-proxy writes, converted and compared with the JSON nft itself prints
 //! for it (`nft -j list ruleset` of nftables 1.0.6 after loading the text with `nft -f`,
 //! handles and defaults removed).
+//!
+//! svcnet's own (no Go counterpart in Kubernetes v1.37.2).
 
 use super::*;
 use crate::nftables::object::{BaseChain, Chain, ContainerKind, Counter, Element, Rule, Set, Table};
