@@ -94,7 +94,6 @@ mod auto;
 mod capacity;
 mod error;
 mod event;
-mod fasthash;
 mod hints;
 mod index;
 mod mechanism;

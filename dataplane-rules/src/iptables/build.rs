@@ -12,8 +12,9 @@ use svcnet_topology::IpFamily;
 use super::text::{Lines, PortText, TxText, Typed, Written, fix_probabilities, parse_table};
 use super::types::*;
 use crate::error::RulesError;
-use crate::hash::{FxHashMap, FxHashSet, chain_hash};
+use crate::hash::chain_hash;
 use crate::proxy::{Endpoint, LocalDetector, ProxyConfig, ProxyModel, ServicePortInfo};
+use svcnet_model::hash::{FastSet, KeyedMap};
 
 /// nfacct counter of localhost NodePort packets.
 pub const LOCALHOST_NODEPORTS_COUNTER: &str = "localhost_nps_accepted_pkts";
@@ -326,10 +327,7 @@ pub fn build_transaction(
     let mut written = Vec::new();
     let mut i = 0;
     while let Some(first) = model.ports.get(i) {
-        let j = i + model
-            .ports
-            .get(i..)
-            .unwrap_or(&[])
+        let j = i + model.ports[i..]
             .iter()
             .take_while(|p| p.name.namespace == first.name.namespace && p.name.name == first.name.name)
             .count();
@@ -339,9 +337,9 @@ pub fn build_transaction(
                 changed.contains(&(first.name.namespace.clone(), first.name.name.clone()))
             }
         };
-        for (k, port) in model.ports.get(i..j).unwrap_or(&[]).iter().enumerate() {
+        for (k, port) in model.ports[i..j].iter().enumerate() {
             if write {
-                written.push(u32::try_from(i + k).unwrap_or(u32::MAX));
+                written.push(u32::try_from(i + k).expect("invariant: fewer than 2^32 service ports"));
             }
             ports.push(Arc::new(render_port(port, settings, large, write, &mut scratch)));
         }
@@ -349,7 +347,7 @@ pub fn build_transaction(
     }
     let stale = match existing_nat_chains {
         Some(existing) => {
-            let active: FxHashSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();
+            let active: FastSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();
             let mut stale: Vec<Chain> = existing
                 .iter()
                 .copied()
@@ -510,7 +508,7 @@ pub(crate) fn tx_text(
 pub(crate) struct Scratch {
     text: String,
     seps: Vec<Chain>,
-    index: FxHashMap<SocketAddr, Chain>,
+    index: KeyedMap<SocketAddr, Chain>,
 }
 
 /// Renders one service port (the body of `syncProxyRules`' service loop). Without `body`,
@@ -990,7 +988,7 @@ fn endpoint_rules(
     endpoints: &[Endpoint],
     large: bool,
     seps: &[Chain],
-    index: &FxHashMap<SocketAddr, Chain>,
+    index: &KeyedMap<SocketAddr, Chain>,
 ) {
     let sep_of = |ep: &Endpoint| -> Chain {
         let addr = ep.addr();

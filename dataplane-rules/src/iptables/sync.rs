@@ -14,8 +14,8 @@ use serde::Serialize;
 use super::build::{IptablesSettings, Scratch, Transaction, render_port, tx_text};
 use super::text::{PortText, TxText, Typed, Written, fix_probabilities, parse_table, write_decl};
 use super::types::*;
-use crate::hash::{FxHashMap, FxHashSet};
 use crate::proxy::{ProxyModel, ServicePortInfo};
+use svcnet_model::hash::{FastMap, FastSet};
 
 /// The built-in chains of a table, in `iptables-save` order.
 fn builtin_chains(table: &str) -> &'static [&'static str] {
@@ -448,12 +448,7 @@ pub fn sync(
 fn group<T>(ports: &[T], i: usize, key: impl Fn(&T) -> (&str, &str)) -> usize {
     let Some(first) = ports.get(i) else { return i };
     let k = key(first);
-    i + ports
-        .get(i..)
-        .unwrap_or(&[])
-        .iter()
-        .take_while(|p| key(p) == k)
-        .count()
+    i + ports[i..].iter().take_while(|p| key(p) == k).count()
 }
 
 fn model_key(p: &ServicePortInfo) -> (&str, &str) {
@@ -580,7 +575,7 @@ pub fn sync_owned(
     };
     if full {
         // Chains already in the table keep their place; the others are deleted.
-        let existing: FxHashMap<Chain, u64> = old_ports
+        let existing: FastMap<Chain, u64> = old_ports
             .iter()
             .flat_map(|p| p.all_chains().zip(p.seqs.iter().copied()))
             .collect();
@@ -599,7 +594,7 @@ pub fn sync_owned(
             ports.push(Arc::new(p));
         }
         if !existing.is_empty() {
-            let active: FxHashSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();
+            let active: FastSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();
             stale.extend(existing.keys().filter(|c| !active.contains(c)).copied());
         }
         assign_extra(&mut ports, 0..model.ports.len(), &existing, &mut next_seq);
@@ -607,7 +602,7 @@ pub fn sync_owned(
         // Both port lists are sorted by Service: walked side by side.
         let (mut i, mut o) = (0, 0);
         let mut fresh: Vec<usize> = Vec::new();
-        let mut existing: FxHashMap<Chain, u64> = FxHashMap::default();
+        let mut existing: FastMap<Chain, u64> = FastMap::default();
         loop {
             let new_key = model.ports.get(i).map(model_key);
             let old_key = old_ports.get(o).map(text_key);
@@ -615,10 +610,7 @@ pub fn sync_owned(
                 (None, None) => break,
                 (Some(n), Some(k)) if n == k => {
                     let (ie, oe) = (group(&model.ports, i, model_key), group(old_ports, o, text_key));
-                    let (new_ps, old_ps) = (
-                        model.ports.get(i..ie).unwrap_or(&[]),
-                        old_ports.get(o..oe).unwrap_or(&[]),
-                    );
+                    let (new_ps, old_ps) = (&model.ports[i..ie], &old_ports[o..oe]);
                     let same = new_ps.len() == old_ps.len()
                         && new_ps.iter().zip(old_ps).all(|(a, b)| b.info.as_ref() == Some(a))
                         && slice_changed
@@ -657,12 +649,12 @@ pub fn sync_owned(
                                     })
                                 })
                                 .collect();
-                            written.push(u32::try_from(ports.len()).unwrap_or(u32::MAX));
+                            written.push(
+                                u32::try_from(ports.len()).expect("invariant: fewer than 2^32 service ports"),
+                            );
                             ports.push(Arc::new(p));
                         }
-                        let active: FxHashSet<Chain> = ports
-                            .get(start..)
-                            .unwrap_or(&[])
+                        let active: FastSet<Chain> = ports[start..]
                             .iter()
                             .flat_map(|p| p.chains.iter().copied())
                             .collect();
@@ -677,7 +669,7 @@ pub fn sync_owned(
                 (Some(n), k) if k.is_none_or(|k| n < k) => {
                     let ie = group(&model.ports, i, model_key);
                     let start = ports.len();
-                    for port in model.ports.get(i..ie).unwrap_or(&[]) {
+                    for port in &model.ports[i..ie] {
                         let mut p = render(port, &mut scratch);
                         p.seqs = (0..p.chains.len())
                             .map(|_| {
@@ -685,17 +677,19 @@ pub fn sync_owned(
                                 next_seq - 1
                             })
                             .collect();
-                        written.push(u32::try_from(ports.len()).unwrap_or(u32::MAX));
+                        written.push(
+                            u32::try_from(ports.len()).expect("invariant: fewer than 2^32 service ports"),
+                        );
                         ports.push(Arc::new(p));
                     }
                     let end = ports.len();
-                    assign_extra(&mut ports, start..end, &FxHashMap::default(), &mut next_seq);
+                    assign_extra(&mut ports, start..end, &FastMap::default(), &mut next_seq);
                     i = ie;
                 }
                 _ => {
                     // A Service gone: all its chains are deleted.
                     let oe = group(old_ports, o, text_key);
-                    for p in old_ports.get(o..oe).unwrap_or(&[]) {
+                    for p in &old_ports[o..oe] {
                         stale.extend(p.all_chains());
                     }
                     o = oe;
@@ -732,10 +726,10 @@ pub fn sync_owned(
 fn assign_extra(
     ports: &mut [Arc<PortText>],
     range: std::ops::Range<usize>,
-    existing: &FxHashMap<Chain, u64>,
+    existing: &FastMap<Chain, u64>,
     next_seq: &mut u64,
 ) {
-    for p in ports.get_mut(range).unwrap_or(&mut []) {
+    for p in &mut ports[range] {
         if p.extra.is_empty() {
             continue;
         }

@@ -16,7 +16,7 @@ use svcnet_topology::{
 };
 
 use super::config::ProxyConfig;
-use super::fasthash::{DigestHasher, FastMap, fast_map};
+use svcnet_model::hash::{DigestHasher, KeyedMap, KeyedState, keyed_map};
 
 /// A service port's protocol: the model's one [`Protocol`](svcnet_model::Protocol).
 pub use svcnet_model::Protocol;
@@ -240,9 +240,9 @@ impl ProxyModel {
         node: Option<&Node>,
         config: &ProxyConfig,
     ) -> Self {
-        let index = SliceIndex::build(slices);
+        let index = SliceIndex::build_keyed(slices, config.hash_key);
         let mut model = Self::from_index(&index, services, node, config);
-        model.slice_digests = slice_digests(slices, model.family);
+        model.slice_digests = slice_digests(slices, model.family, config.hash_key);
         model
     }
 
@@ -265,7 +265,7 @@ impl ProxyModel {
             node_hints: config.node_hints,
         };
         // The last Service of a name wins, as in kube-proxy's map.
-        let mut by_name: FastMap<(&str, &str), &Service> = fast_map(services.len());
+        let mut by_name: KeyedMap<(&str, &str), &Service> = keyed_map(services.len(), config.hash_key);
         for s in services {
             by_name.insert((s.metadata.namespace(), s.metadata.name()), s);
         }
@@ -292,7 +292,7 @@ impl ProxyModel {
                 found.push(info);
             }
         }
-        let ports = sort_and_dedup_ports(found);
+        let ports = sort_and_dedup_ports(found, config.hash_key);
         let total_endpoints = ports.iter().map(|p| p.endpoints.len()).sum();
         ProxyModel {
             family,
@@ -321,9 +321,13 @@ impl ProxyModel {
 }
 
 /// Each Service's slices of `family`, digested as one value independent of their order.
-fn slice_digests(slices: &[EndpointSlice], family: IpFamily) -> HashMap<(String, String), u64> {
+fn slice_digests(
+    slices: &[EndpointSlice],
+    family: IpFamily,
+    hash: KeyedState,
+) -> HashMap<(String, String), u64> {
     use std::hash::{Hash, Hasher};
-    let mut sums: FastMap<(&str, &str), u64> = fast_map(slices.len());
+    let mut sums: KeyedMap<(&str, &str), u64> = keyed_map(slices.len(), hash);
     for s in slices.iter().filter(|s| s.address_type == family.as_str()) {
         let Some(service) = s.service_name().filter(|n| !n.is_empty()) else {
             continue;
@@ -341,7 +345,7 @@ fn slice_digests(slices: &[EndpointSlice], family: IpFamily) -> HashMap<(String,
 }
 
 /// Sorts service ports by name, keeping the last (in input order) of each name.
-fn sort_and_dedup_ports(found: Vec<ServicePortInfo>) -> Vec<ServicePortInfo> {
+fn sort_and_dedup_ports(found: Vec<ServicePortInfo>, hash: KeyedState) -> Vec<ServicePortInfo> {
     // The first 8 bytes of a name, zero-padded, big-endian: when two differ, they order the
     // names as the full text does.
     fn prefix(s: &str) -> u64 {
@@ -353,7 +357,7 @@ fn sort_and_dedup_ports(found: Vec<ServicePortInfo>) -> Vec<ServicePortInfo> {
         u64::from_be_bytes(w)
     }
     // Namespaces are few: each gets its rank in text order.
-    let mut ranks: FastMap<&str, u32> = fast_map(64);
+    let mut ranks: KeyedMap<&str, u32> = keyed_map(64, hash);
     let mut namespaces: Vec<&str> = Vec::new();
     for p in &found {
         ranks.entry(p.name.namespace.as_str()).or_insert_with(|| {
@@ -370,7 +374,8 @@ fn sort_and_dedup_ports(found: Vec<ServicePortInfo>) -> Vec<ServicePortInfo> {
     // runs of one namespace and name prefix, which are sorted again in full.
     let mut order: Vec<u128> = Vec::with_capacity(found.len());
     for (i, p) in found.iter().enumerate() {
-        let rank = ranks.get(p.name.namespace.as_str()).copied().unwrap_or(0);
+        // Every namespace was ranked above.
+        let rank = ranks[p.name.namespace.as_str()];
         order.push(
             (u128::from(rank) << 96) | (u128::from(prefix(&p.name.name)) << 32) | (i as u128 & 0xffff_ffff),
         );
@@ -855,7 +860,7 @@ mod tests {
         };
         let labels = serde_json::json!({"kubernetes.io/service-name": "web"});
         let base = s(serde_json::json!([{"addresses": ["10.0.0.1"]}]), labels.clone());
-        let digest = |slices: &[EndpointSlice]| slice_digests(slices, IpFamily::V4);
+        let digest = |slices: &[EndpointSlice]| slice_digests(slices, IpFamily::V4, KeyedState::default());
         let d = digest(std::slice::from_ref(&base));
         assert_eq!(d.len(), 1);
         assert_eq!(d, digest(std::slice::from_ref(&base)));
