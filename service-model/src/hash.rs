@@ -27,7 +27,15 @@
 //!   namespace ranks, the nftables proxier's per-Service records, element and chain stores,
 //!   endpoint-chain names by (IP, port) and the parsed rule set's name maps, and the iptables
 //!   backend's endpoint chains by socket address: keyed. The iptables chain sets and chain
-//!   sequence maps (keys are chain hashes): fast.
+//!   sequence maps (keys are chain hashes): fast. `svcnet_rules::nftables::FxHasher` and
+//!   `FxBuild` are [`FastHasher`] and [`FastBuild`] under their earlier public names.
+//! - svcnet-slicer keeps its own identity hasher: its maps are keyed by 128-bit endpoint
+//!   identities that it computes, which that hasher passes through nearly untouched.
+//!
+//! Keys reach the keyed maps from the caller: `ProxyConfig::hash_key` (svcnet-rules, for the
+//! proxy model and the topology index it builds), `SliceIndex::build_keyed` (svcnet-topology),
+//! `NftProxier::with_hash_key` (svcnet-rules). The nftables rule set's name maps and the
+//! iptables per-port endpoint index use the default key.
 //!
 //! Neither is a cryptographic hash; [`KeyedState`] with a secret key makes flooding a map
 //! with colliding keys impractical without the key, it does not make hash values secret.
