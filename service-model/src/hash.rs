@@ -328,7 +328,9 @@ mod tests {
         h.finish()
     }
 
-    const PAIRS: [((&str, &str), (&str, &str)); 4] = [
+    type Key = (&'static str, &'static str);
+
+    const PAIRS: [(Key, Key); 4] = [
         (("ns", "a"), ("ns", "b")),
         (("a", ""), ("", "a")),
         (("a", "b"), ("a\0", "b")),
