@@ -717,6 +717,26 @@ mod tests {
     }
 
     #[test]
+    fn the_model_is_the_same_under_every_hash_key() {
+        for seed in 1..=10 {
+            let case = svcnet_testgen::generate(seed);
+            for state in &case.states {
+                let (services, slices, nodes) = objects(state);
+                let node = nodes.first();
+                let name = node.map_or("elsewhere", |n| n.metadata.name());
+                let config = ProxyConfig::new(name, "192.168.0.2".parse().unwrap());
+                let mut keyed = config.clone();
+                keyed.hash_key = KeyedState::new([0x0123_4567_89ab_cdef, 42]);
+                assert_ne!(keyed, config);
+                let want = ProxyModel::build(&services, &slices, node, &config);
+                let got = ProxyModel::build(&services, &slices, node, &keyed);
+                assert_eq!(got, want, "seed {seed}");
+                assert_eq!(got.slice_digests, want.slice_digests, "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
     fn the_build_is_the_reference_model_on_generated_clusters() {
         let mut ports = 0;
         for seed in 1..=60 {
