@@ -84,6 +84,50 @@ fn words(bytes: &[u8], mut add: impl FnMut(u64)) {
     }
 }
 
+/// `Hasher` for a word-at-a-time state with an `add(word)` step: bytes go in as 8-byte
+/// words ([`words`]), integers as one word each.
+macro_rules! word_hasher {
+    ($t:ty, |$h:ident| $finish:expr) => {
+        impl Hasher for $t {
+            #[inline]
+            fn write(&mut self, bytes: &[u8]) {
+                words(bytes, |w| self.add(w));
+            }
+
+            #[inline]
+            fn write_u8(&mut self, i: u8) {
+                self.add(u64::from(i));
+            }
+
+            #[inline]
+            fn write_u16(&mut self, i: u16) {
+                self.add(u64::from(i));
+            }
+
+            #[inline]
+            fn write_u32(&mut self, i: u32) {
+                self.add(u64::from(i));
+            }
+
+            #[inline]
+            fn write_u64(&mut self, i: u64) {
+                self.add(i);
+            }
+
+            #[inline]
+            fn write_usize(&mut self, i: usize) {
+                self.add(i as u64);
+            }
+
+            #[inline]
+            fn finish(&self) -> u64 {
+                let $h = self;
+                $finish
+            }
+        }
+    };
+}
+
 /// The hasher of maps with internal keys: multiply-add over words, finished with a folded
 /// multiply (cheap, and every output bit depends on every input bit). Not keyed: see the
 /// [module docs](self) for when to use [`KeyedState`] instead.
@@ -99,42 +143,7 @@ impl FastHasher {
     }
 }
 
-impl Hasher for FastHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        words(bytes, |w| self.add(w));
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u16(&mut self, i: u16) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        fold(self.hash, K)
-    }
-}
+word_hasher!(FastHasher, |h| fold(h.hash, K));
 
 /// Builds [`FastHasher`]s.
 pub type FastBuild = BuildHasherDefault<FastHasher>;
@@ -210,42 +219,7 @@ impl KeyedHasher {
     }
 }
 
-impl Hasher for KeyedHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        words(bytes, |w| self.add(w));
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u16(&mut self, i: u16) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-}
+word_hasher!(KeyedHasher, |h| h.hash);
 
 /// A `HashMap` keyed by outside data, hashed under a [`KeyedState`].
 pub type KeyedMap<K, V> = HashMap<K, V, KeyedState>;
@@ -279,42 +253,7 @@ impl DigestHasher {
     }
 }
 
-impl Hasher for DigestHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        words(bytes, |w| self.add(w));
-    }
-
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u16(&mut self, i: u16) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        fold(self.hash, K2)
-    }
-}
+word_hasher!(DigestHasher, |h| fold(h.hash, K2));
 
 #[cfg(test)]
 mod tests {
