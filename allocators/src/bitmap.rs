@@ -105,9 +105,8 @@ impl AllocationBitmap {
         if w >= self.words.len() {
             self.words.resize(w + 1, 0);
         }
-        if let Some(word) = self.words.get_mut(w) {
-            *word |= 1 << (offset % 64);
-        }
+        // Grown above to hold word `w`.
+        self.words[w] |= 1 << (offset % 64);
     }
 
     /// Takes item `offset`: refused when outside `[0, max)` or already taken.
@@ -190,10 +189,9 @@ impl AllocationBitmap {
         if !self.has(offset) {
             return;
         }
-        if let Some(word) = self.words.get_mut(offset / 64) {
-            *word &= !(1 << (offset % 64));
-            self.count -= 1;
-        }
+        // `has` found the item set, so its word exists.
+        self.words[offset / 64] &= !(1 << (offset % 64));
+        self.count -= 1;
         // Keep the representation canonical (no zero words at the top), so equal contents
         // compare equal.
         while self.words.last() == Some(&0) {

@@ -93,9 +93,8 @@ impl SortedBlocks {
             self.firsts.remove(b);
         } else if pos == 0 {
             let first = block[0];
-            if let Some(f) = self.firsts.get_mut(b) {
-                *f = first;
-            }
+            // `firsts` runs beside `blocks`: block `b` has its entry.
+            self.firsts[b] = first;
         }
         self.len -= 1;
         true

@@ -483,16 +483,13 @@ pub fn allocate_node_ports(
                         source: e,
                     })?,
                 };
-                if let Some(q) = out.get_mut(i) {
-                    q.node_port = Some(got);
-                }
+                // `out` is a copy of `ports`, which `i` indexes.
+                out[i].node_port = Some(got);
                 by_port.push((p.port, got));
             }
             Some(shared) if np != shared => {
                 if np == 0 {
-                    if let Some(q) = out.get_mut(i) {
-                        q.node_port = Some(shared);
-                    }
+                    out[i].node_port = Some(shared);
                 } else {
                     op.allocate(np).map_err(|e| invalid(&field, np, e))?;
                 }

@@ -42,9 +42,7 @@ impl Sha256 {
         while !data.is_empty() {
             let take = (64 - self.filled).min(data.len());
             let (head, rest) = data.split_at(take);
-            if let Some(dst) = self.block.get_mut(self.filled..self.filled + take) {
-                dst.copy_from_slice(head);
-            }
+            self.block[self.filled..self.filled + take].copy_from_slice(head);
             self.filled += take;
             data = rest;
             if self.filled == 64 {
@@ -62,10 +60,9 @@ impl Sha256 {
         let zeros = (119 - self.filled) % 64;
         let mut pad = [0u8; 72];
         pad[0] = 0x80;
-        if let Some(len) = pad.get_mut(1 + zeros..9 + zeros) {
-            len.copy_from_slice(&bits.to_be_bytes());
-        }
-        self.update(pad.get(..9 + zeros).unwrap_or(&[]));
+        // zeros < 64: the padding fits in `pad`.
+        pad[1 + zeros..9 + zeros].copy_from_slice(&bits.to_be_bytes());
+        self.update(&pad[..9 + zeros]);
         let mut out = [0u8; 32];
         for (chunk, word) in out.chunks_exact_mut(4).zip(self.state) {
             chunk.copy_from_slice(&word.to_be_bytes());
@@ -93,17 +90,12 @@ fn digest(parts: &[&[u8]]) -> [u8; 32] {
         let mut block = [0u8; 64];
         let mut at = 0;
         for p in parts {
-            if let Some(dst) = block.get_mut(at..at + p.len()) {
-                dst.copy_from_slice(p);
-            }
+            // total <= 55: every part fits before the padding.
+            block[at..at + p.len()].copy_from_slice(p);
             at += p.len();
         }
-        if let Some(b) = block.get_mut(at) {
-            *b = 0x80;
-        }
-        if let Some(len) = block.get_mut(56..64) {
-            len.copy_from_slice(&((total as u64) * 8).to_be_bytes());
-        }
+        block[at] = 0x80;
+        block[56..64].copy_from_slice(&((total as u64) * 8).to_be_bytes());
         let mut state = H0;
         compress(&mut state, &block);
         let mut out = [0u8; 32];
@@ -136,88 +128,13 @@ pub fn chain_hash(parts: &[&[u8]]) -> [u8; 16] {
         bits += 8;
         while bits >= 5 {
             bits -= 5;
-            if let Some(slot) = out.get_mut(at) {
-                *slot = BASE32[((acc >> bits) & 31) as usize];
-            }
+            // 80 bits make exactly 16 characters.
+            out[at] = BASE32[((acc >> bits) & 31) as usize];
             at += 1;
         }
     }
     out
 }
-
-/// A fast, non-cryptographic hasher (the multiply-rotate step of rustc's `FxHasher`) for the
-/// crate's internal maps keyed by chain names and socket addresses: values the crate computes
-/// (chain hashes are SHA-256 output), never text taken from outside as-is.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct FxHasher {
-    hash: u64,
-}
-
-const FX_SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl FxHasher {
-    #[inline]
-    fn add(&mut self, word: u64) {
-        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(FX_SEED);
-    }
-}
-
-impl std::hash::Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            if let Some(dst) = w.get_mut(..rest.len()) {
-                dst.copy_from_slice(rest);
-            }
-            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 56));
-        }
-    }
-
-    #[inline]
-    fn write_u8(&mut self, n: u8) {
-        self.add(u64::from(n));
-    }
-
-    #[inline]
-    fn write_u16(&mut self, n: u16) {
-        self.add(u64::from(n));
-    }
-
-    #[inline]
-    fn write_u32(&mut self, n: u32) {
-        self.add(u64::from(n));
-    }
-
-    #[inline]
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    #[inline]
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.hash
-    }
-}
-
-/// Builds [`FxHasher`]s.
-pub(crate) type FxBuild = std::hash::BuildHasherDefault<FxHasher>;
-/// A set hashed with [`FxHasher`].
-pub(crate) type FxHashSet<T> = std::collections::HashSet<T, FxBuild>;
-/// A map hashed with [`FxHasher`].
-pub(crate) type FxHashMap<K, V> = std::collections::HashMap<K, V, FxBuild>;
 
 #[cfg(test)]
 mod tests {
@@ -275,17 +192,6 @@ mod tests {
             }
             assert_eq!(sha256(&data), expected, "length {n}");
         }
-    }
-
-    #[test]
-    fn fx_hasher_tells_apart_inputs() {
-        use std::hash::BuildHasher;
-        let h = |v: &[u8]| FxBuild::default().hash_one(v);
-        assert_ne!(h(b"KUBE-SVC-A"), h(b"KUBE-SVC-B"));
-        assert_ne!(h(b"abcdefghi"), h(b"abcdefgh"));
-        let mut set: FxHashSet<u64> = FxHashSet::default();
-        set.extend(0..1000);
-        assert_eq!(set.len(), 1000);
     }
 
     #[test]

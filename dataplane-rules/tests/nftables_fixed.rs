@@ -141,3 +141,24 @@ fn a_refused_sync_makes_the_next_one_full() {
     q.sync_full(&[port("web", "http")]).unwrap();
     assert_eq!(p.state().dump(), q.state().dump());
 }
+
+#[test]
+fn the_hash_key_changes_no_output() {
+    use std::collections::BTreeSet;
+    use svcnet_model::hash::KeyedState;
+    let ports = vec![port("web", "http"), port("api", "grpc"), port("db", "sql")];
+    let run = |mut p: NftProxier| {
+        let full = p.sync_full(&ports).unwrap().main.render();
+        let changed: BTreeSet<String> = ["ns/api".to_owned()].into();
+        let partial = p.sync(&ports[..1], Some(&changed)).unwrap().main.render();
+        (full, partial, p.state().dump())
+    };
+    let fixed = run(NftProxier::new(config()));
+    let keyed = run(NftProxier::new(config()).with_hash_key(KeyedState::new([7, 11])));
+    assert_eq!(keyed, fixed);
+    assert!(
+        fixed.0.contains("ns/web") && fixed.2.contains("ns/db"),
+        "{}",
+        fixed.0
+    );
+}

@@ -455,9 +455,11 @@ impl DnsZone {
             return v;
         };
         for k in keys {
-            if let Some(s) = self.slices.get(k) {
-                v.extend(s.addrs.iter().map(|a| (a, s.ports.as_slice())));
-            }
+            let s = self
+                .slices
+                .get(k)
+                .expect("invariant: the by-Service index names held slices only");
+            v.extend(s.addrs.iter().map(|a| (a, s.ports.as_slice())));
         }
         v
     }

@@ -28,6 +28,8 @@
 //! - `k8s` (feature `k8s-openapi`): `From`/`TryFrom` conversions to and from the k8s-openapi
 //!   types kube-rs uses, so a controller hands its objects to svcnet without JSON in between.
 //! - [`field`]: field paths and errors, printed as Kubernetes prints them.
+//! - [`hash`]: the hashers of svcnet's maps: [`hash::FastHasher`] for keys a crate computes,
+//!   [`hash::KeyedState`] (a caller-given key, a fixed one by default) for keys read from input.
 //! - [`reachability`]: NetworkPolicy semantics as data — who may reach a pod and whom it may
 //!   reach, on which ports ([`reachability::pod_reachability`]), and the verdict on one
 //!   connection ([`reachability::check`]).
@@ -87,6 +89,7 @@ mod servicecidr;
 
 pub mod defaults;
 pub mod field;
+pub mod hash;
 #[cfg(feature = "k8s-openapi")]
 pub mod k8s;
 pub mod net;

@@ -147,9 +147,8 @@ impl Desired {
         let id = EndpointId::of(&ep);
         match self.index.get(&id) {
             Some(&i) => {
-                if let Some(slot) = self.eps.get_mut(i) {
-                    *slot = Some(ep);
-                }
+                // The index holds positions in `eps`.
+                self.eps[i] = Some(ep);
             }
             None => {
                 self.index.insert(id, self.eps.len());

@@ -68,7 +68,7 @@ impl<R: RngCore> NameSource for SeededNames<R> {
         for _ in 0..SUFFIX_LEN {
             let i = (r % ALPHABET.len() as u64) as usize;
             r /= ALPHABET.len() as u64;
-            base.push(char::from(ALPHABET.get(i).copied().unwrap_or(b'x')));
+            base.push(char::from(ALPHABET[i]));
         }
         base
     }

@@ -116,12 +116,12 @@ impl DesiredSet {
 
     fn insert(&mut self, id: EndpointId, ep: Endpoint) {
         if let Some(&i) = self.index.get(&id) {
-            if let Some(slot) = self.eps.get_mut(i) {
-                if slot.is_none() {
-                    self.remaining += 1;
-                }
-                *slot = Some((id, ep));
+            // The index holds positions in `eps`.
+            let slot = &mut self.eps[i];
+            if slot.is_none() {
+                self.remaining += 1;
             }
+            *slot = Some((id, ep));
             return;
         }
         self.index.insert(id, self.eps.len());
@@ -1050,7 +1050,12 @@ impl ServiceSlices {
     fn slice_to_fill(&self, unchanged: &[u32], n: usize, max: usize) -> Option<usize> {
         let mut best: Option<(usize, usize)> = None;
         for (i, seq) in unchanged.iter().enumerate() {
-            let len = self.slices.get(seq).map_or(0, |e| e.ids.len());
+            let len = self
+                .slices
+                .get(seq)
+                .expect("invariant: unchanged slices are held")
+                .ids
+                .len();
             let Some(diff) = max.checked_sub(n + len) else {
                 continue;
             };

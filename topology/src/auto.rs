@@ -229,7 +229,8 @@ fn existing_hints<'s>(
     }
     for (zone, n) in &by_zone {
         let hinted = n + counted.get(*zone).copied().unwrap_or(0);
-        let maximum = allocations.get(*zone).map_or(0, |a| a.maximum);
+        // Every hinted zone was checked to have an allocation above.
+        let maximum = allocations[*zone].maximum;
         if hinted > maximum {
             return Err(SliceReason::ZoneOverMaximum {
                 zone: (*zone).to_owned(),
@@ -266,12 +267,12 @@ fn giving_and_receiving(
         }
         *giving.entry(g.to_owned()).or_insert(0) += 1;
         *receiving.entry(r.to_owned()).or_insert(0) += 1;
-        if let Some(v) = surplus.get_mut(g) {
-            *v -= 1.0;
-        }
-        if let Some(v) = deficit.get_mut(r) {
-            *v -= 1.0;
-        }
+        *surplus
+            .get_mut(g)
+            .expect("invariant: the largest surplus is in the map") -= 1.0;
+        *deficit
+            .get_mut(r)
+            .expect("invariant: the largest deficit is in the map") -= 1.0;
     }
     (giving, receiving)
 }

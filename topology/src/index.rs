@@ -11,7 +11,7 @@ use std::ops::Range;
 use svcnet_model::{EndpointPort, EndpointSlice};
 
 use crate::endpoint::{Ignored, IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
-use crate::fasthash::{FastMap, fast_map};
+use svcnet_model::hash::{KeyedMap, KeyedState, keyed_map};
 
 /// (namespace, Service name), borrowed from a slice.
 type ServiceKey<'a> = (&'a str, &'a str);
@@ -66,7 +66,7 @@ impl Entry<'_> {
 /// [`NodeView::from_index`]: crate::NodeView::from_index
 #[derive(Debug, Clone)]
 pub struct SliceIndex<'a> {
-    groups: FastMap<ServiceKey<'a>, usize>,
+    groups: KeyedMap<ServiceKey<'a>, usize>,
     /// Readable slices in the caller's order.
     entries: Vec<Entry<'a>>,
     /// Indices into `entries` ordered by (group, family, slice name, caller's order).
@@ -99,7 +99,14 @@ impl<'a> SliceIndex<'a> {
     /// Indexes `slices` (slices of no IP family, e.g. `FQDN`, are left out silently, as the
     /// proxy never reads them).
     pub fn build(slices: &'a [EndpointSlice]) -> Self {
-        let mut groups: FastMap<ServiceKey<'a>, usize> = fast_map(slices.len());
+        Self::build_keyed(slices, KeyedState::default())
+    }
+
+    /// [`SliceIndex::build`] with the Services' (namespace, name) keys hashed under `hash`
+    /// (names come from the input: pass a secret key against crafted collisions; see
+    /// [`svcnet_model::hash`]). The index is the same under every key.
+    pub fn build_keyed(slices: &'a [EndpointSlice], hash: KeyedState) -> Self {
+        let mut groups: KeyedMap<ServiceKey<'a>, usize> = keyed_map(slices.len(), hash);
         let mut entries: Vec<Entry<'a>> = Vec::with_capacity(slices.len());
         let mut ips: Vec<Option<IpAddr>> =
             Vec::with_capacity(slices.iter().map(|s| s.endpoints().len()).sum());
@@ -127,7 +134,7 @@ impl<'a> SliceIndex<'a> {
                 let ip = parse_ip(ep.addresses.first()?)?;
                 (IpFamily::of(ip) == family).then_some(ip)
             }));
-            let parsed = ips.get(first..).unwrap_or(&[]);
+            let parsed = &ips[first..];
             // kube-proxy meets each bad endpoint once per usable port.
             for p in s.ports() {
                 let Some(port_name) = p.name.as_ref() else {
@@ -163,34 +170,27 @@ impl<'a> SliceIndex<'a> {
         let slots = groups.len() * 2;
         let slot = |e: &Entry<'_>| e.group * 2 + family_slot(e.family);
         let mut starts = vec![0usize; slots + 1];
+        // Slots, positions and entry numbers below are all this function's own: indexing
+        // states that they are in range.
         for e in &entries {
-            if let Some(c) = starts.get_mut(slot(e) + 1) {
-                *c += 1;
-            }
+            starts[slot(e) + 1] += 1;
         }
         for i in 1..starts.len() {
-            let before = starts.get(i - 1).copied().unwrap_or(0);
-            if let Some(c) = starts.get_mut(i) {
-                *c += before;
-            }
+            starts[i] += starts[i - 1];
         }
         let mut next = starts.clone();
         let mut sorted = vec![0usize; entries.len()];
         for (i, e) in entries.iter().enumerate() {
-            if let Some(at) = next.get_mut(slot(e)) {
-                if let Some(cell) = sorted.get_mut(*at) {
-                    *cell = i;
-                }
-                *at += 1;
-            }
+            let at = &mut next[slot(e)];
+            sorted[*at] = i;
+            *at += 1;
         }
         for w in starts.windows(2) {
             if let [a, b] = *w
                 && b - a > 1
-                && let Some(run) = sorted.get_mut(a..b)
             {
-                let name = |i: &usize| entries.get(*i).map_or("", |e| e.slice.metadata.name());
-                run.sort_by(|x, y| name(x).cmp(name(y)).then(x.cmp(y)));
+                let name = |i: &usize| entries[*i].slice.metadata.name();
+                sorted[a..b].sort_by(|x, y| name(x).cmp(name(y)).then(x.cmp(y)));
             }
         }
         ignored.sort_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
@@ -206,15 +206,16 @@ impl<'a> SliceIndex<'a> {
 
     /// The slices of one Service and family, in name order.
     fn run(&self, namespace: &str, service: &str, family: IpFamily) -> impl Iterator<Item = &Entry<'a>> {
-        let slot = self
-            .groups
-            .get(&(namespace, service))
-            .map(|g| g * 2 + family_slot(family));
-        let run = match slot.map(|s| (self.starts.get(s), self.starts.get(s + 1))) {
-            Some((Some(&a), Some(&b))) => self.sorted.get(a..b).unwrap_or(&[]),
-            _ => &[],
+        // The Service may be unknown (outside data); its slot, the run's bounds and the entry
+        // numbers are the index's own.
+        let run = match self.groups.get(&(namespace, service)) {
+            Some(g) => {
+                let slot = g * 2 + family_slot(family);
+                &self.sorted[self.starts[slot]..self.starts[slot + 1]]
+            }
+            None => &[],
         };
-        run.iter().filter_map(|&i| self.entries.get(i))
+        run.iter().map(|&i| &self.entries[i])
     }
 
     /// Every slice of `family` in (namespace, name) order, with its Service key and its
@@ -231,7 +232,7 @@ impl<'a> SliceIndex<'a> {
         });
         of_family.into_iter().map(|e| {
             let service = (e.slice.metadata.namespace(), e.slice.service_name().unwrap_or(""));
-            (service, e.slice, self.ips.get(e.ips()).unwrap_or(&[]))
+            (service, e.slice, &self.ips[e.ips()])
         })
     }
 
@@ -271,7 +272,7 @@ impl<'a> SliceIndex<'a> {
                     continue;
                 }
                 let Some(number) = port_number(p) else { continue };
-                let ips = self.ips.get(e.ips()).unwrap_or(&[]);
+                let ips = &self.ips[e.ips()];
                 push_endpoints(out, node_name, options, e.slice, ips, number);
             }
         }
@@ -453,9 +454,8 @@ pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
             }
             j += 1;
         }
-        if let Some(slot) = eps.get_mut(kept) {
-            *slot = chosen;
-        }
+        // kept <= i: the slot was read already.
+        eps[kept] = chosen;
         kept += 1;
         i = j;
     }
@@ -637,9 +637,8 @@ impl Digits {
         for div in [10000u16, 1000, 100, 10, 1] {
             let digit = (n / div % 10) as u8;
             if started || digit != 0 || div == 1 {
-                if let Some(slot) = d.bytes.get_mut(d.len) {
-                    *slot = b'0' + digit;
-                }
+                // At most five digits: one per divisor.
+                d.bytes[d.len] = b'0' + digit;
                 d.len += 1;
                 started = true;
             }
@@ -648,7 +647,7 @@ impl Digits {
     }
 
     fn as_bytes(&self) -> &[u8] {
-        self.bytes.get(..self.len).unwrap_or(&[])
+        &self.bytes[..self.len]
     }
 }
 
@@ -666,10 +665,9 @@ struct TextBuf {
 
 impl TextBuf {
     fn push(&mut self, b: u8) {
-        if let Some(slot) = self.bytes.get_mut(self.len) {
-            *slot = b;
-            self.len += 1;
-        }
+        // The longest text fits (see above): a longer one is a bug, not input.
+        self.bytes[self.len] = b;
+        self.len += 1;
     }
 
     /// Decimal digits of `n`, without leading zeros.

@@ -100,7 +100,6 @@ mod capacity;
 mod endpoint;
 mod error;
 mod event;
-mod fasthash;
 mod hints;
 mod index;
 mod mechanism;

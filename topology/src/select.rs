@@ -409,7 +409,7 @@ impl<'a> NodeView<'a> {
             port: p.port,
             family: p.family,
             policy: p.policy,
-            endpoints: self.endpoints.get(p.endpoints.clone()).unwrap_or(&[]),
+            endpoints: &self.endpoints[p.endpoints.clone()],
         })
     }
 

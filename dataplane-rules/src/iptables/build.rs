@@ -13,8 +13,9 @@ use super::blocks::PortList;
 use super::text::{Lines, PortText, TxText, Typed, Written, fix_probabilities, parse_table};
 use super::types::*;
 use crate::error::RulesError;
-use crate::hash::{FxHashMap, FxHashSet, chain_hash};
+use crate::hash::chain_hash;
 use crate::proxy::{Endpoint, LocalDetector, ProxyConfig, ProxyModel, ServicePortInfo};
+use svcnet_model::hash::{FastSet, KeyedMap};
 
 /// nfacct counter of localhost NodePort packets.
 pub const LOCALHOST_NODEPORTS_COUNTER: &str = "localhost_nps_accepted_pkts";
@@ -332,10 +333,7 @@ pub fn build_transaction(
     let mut written = Vec::new();
     let mut i = 0;
     while let Some(first) = model.ports.get(i) {
-        let j = i + model
-            .ports
-            .get(i..)
-            .unwrap_or(&[])
+        let j = i + model.ports[i..]
             .iter()
             .take_while(|p| p.name.namespace == first.name.namespace && p.name.name == first.name.name)
             .count();
@@ -345,9 +343,9 @@ pub fn build_transaction(
                 changed.contains(&(first.name.namespace.clone(), first.name.name.clone()))
             }
         };
-        for (k, port) in model.ports.get(i..j).unwrap_or(&[]).iter().enumerate() {
+        for (k, port) in model.ports[i..j].iter().enumerate() {
             if write {
-                written.push(u32::try_from(i + k).unwrap_or(u32::MAX));
+                written.push(u32::try_from(i + k).expect("invariant: fewer than 2^32 service ports"));
             }
             ports.push(Arc::new(render_port(port, settings, large, write, &mut scratch)));
         }
@@ -355,7 +353,7 @@ pub fn build_transaction(
     }
     let stale = match existing_nat_chains {
         Some(existing) => {
-            let active: FxHashSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();
+            let active: FastSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();
             let mut stale: Vec<Chain> = existing
                 .iter()
                 .copied()
@@ -523,7 +521,7 @@ pub(crate) struct Scratch {
     /// endpoint chain's name; `spans` tells where each piece ends.
     ep_text: String,
     spans: Vec<EpSpan>,
-    index: FxHashMap<SocketAddr, usize>,
+    index: KeyedMap<SocketAddr, usize>,
 }
 
 /// Where an endpoint's pieces lie in [`Scratch::ep_text`].

@@ -21,9 +21,9 @@ use super::blocks::{BLOCK_PORTS, Block, ListBuilder, PortList, ServiceRec};
 use super::build::{IptablesSettings, Scratch, Transaction, render_port, tx_text};
 use super::text::{PortText, TxText, Typed, Written, fix_probabilities, parse_table, write_decl};
 use super::types::*;
-use crate::hash::{FxHashMap, FxHashSet};
 use crate::proxy::model::Digests;
 use crate::proxy::{ProxyModel, ServicePortInfo};
+use svcnet_model::hash::{FastMap, FastSet};
 
 /// The built-in chains of a table, in `iptables-save` order.
 fn builtin_chains(table: &str) -> &'static [&'static str] {
@@ -603,7 +603,7 @@ pub fn sync_owned(
             written: &mut written,
             stale: &mut stale,
             next_seq: &mut next_seq,
-            existing: FxHashMap::default(),
+            existing: FastMap::default(),
             i: 0,
         };
         for ob in &old_list.blocks {
@@ -641,7 +641,7 @@ pub fn sync_owned(
 
 /// Gives the chains a new port writes without declaring a place after every declared chain
 /// (as a restore creates them: at their first rule).
-fn assign_extra(p: &mut PortText, existing: &FxHashMap<Chain, u64>, next_seq: &mut u64) {
+fn assign_extra(p: &mut PortText, existing: &FastMap<Chain, u64>, next_seq: &mut u64) {
     for c in &p.extra {
         let seq = existing.get(c).copied().unwrap_or_else(|| {
             *next_seq += 1;
@@ -653,7 +653,7 @@ fn assign_extra(p: &mut PortText, existing: &FxHashMap<Chain, u64>, next_seq: &m
 
 /// The creation order of each declared chain of `p`: its place in the tables when it is
 /// there already, else the next one.
-fn assign_seqs(p: &mut PortText, existing: &FxHashMap<Chain, u64>, next_seq: &mut u64) {
+fn assign_seqs(p: &mut PortText, existing: &FastMap<Chain, u64>, next_seq: &mut u64) {
     p.seqs = p
         .chains
         .iter()
@@ -691,7 +691,7 @@ fn full_ports(
     next_seq: &mut u64,
     stale: &mut Vec<Chain>,
 ) -> PortList {
-    let existing: FxHashMap<Chain, u64> = old
+    let existing: FastMap<Chain, u64> = old
         .iter()
         .flat_map(|p| p.all_chains().zip(p.seqs.iter().copied()))
         .collect();
@@ -703,7 +703,7 @@ fn full_ports(
         ports.push(p);
     }
     if !existing.is_empty() {
-        let active: FxHashSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();
+        let active: FastSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();
         stale.extend(existing.keys().filter(|c| !active.contains(c)).copied());
     }
     for p in &mut ports {
@@ -721,7 +721,7 @@ fn full_ports(
         out.end_service(
             ServiceRec {
                 key,
-                ports: u32::try_from(end - start).unwrap_or(u32::MAX),
+                ports: u32::try_from(end - start).expect("invariant: fewer than 2^32 service ports"),
             },
             d,
         );
@@ -743,7 +743,7 @@ struct Walk<'a, 'm> {
     written: &'a mut Vec<u32>,
     stale: &'a mut Vec<Chain>,
     next_seq: &'a mut u64,
-    existing: FxHashMap<Chain, u64>,
+    existing: FastMap<Chain, u64>,
     /// The next Service of the model.
     i: usize,
 }
@@ -799,7 +799,8 @@ impl<'m> Walk<'_, 'm> {
                 } else {
                     self.change(old_ps);
                 }
-                let ports = u32::try_from(self.ports(self.i).len()).unwrap_or(u32::MAX);
+                let ports = u32::try_from(self.ports(self.i).len())
+                    .expect("invariant: fewer than 2^32 service ports");
                 self.out.end_service(
                     ServiceRec {
                         key: rec.key.clone(),
@@ -851,13 +852,13 @@ impl<'m> Walk<'_, 'm> {
             assign_seqs(&mut p, &self.existing, self.next_seq);
             new_ps.push(p);
         }
-        let active: FxHashSet<Chain> = new_ps.iter().flat_map(|p| p.chains.iter().copied()).collect();
+        let active: FastSet<Chain> = new_ps.iter().flat_map(|p| p.chains.iter().copied()).collect();
         self.stale
             .extend(self.existing.keys().filter(|c| !active.contains(c)).copied());
         for mut p in new_ps {
             assign_extra(&mut p, &self.existing, self.next_seq);
             self.written
-                .push(u32::try_from(self.out.len()).unwrap_or(u32::MAX));
+                .push(u32::try_from(self.out.len()).expect("invariant: fewer than 2^32 service ports"));
             self.out.port(Arc::new(p));
         }
     }
@@ -866,7 +867,7 @@ impl<'m> Walk<'_, 'm> {
     fn insert(&mut self) {
         let ports = self.ports(self.i);
         let d = self.digests.digests.get(self.i).copied().unwrap_or(0);
-        let none = FxHashMap::default();
+        let none = FastMap::default();
         let mut new_ps: Vec<PortText> = Vec::with_capacity(ports.len());
         for port in ports {
             let mut p = self.render(port);
@@ -881,14 +882,14 @@ impl<'m> Walk<'_, 'm> {
         for mut p in new_ps {
             assign_extra(&mut p, &none, self.next_seq);
             self.written
-                .push(u32::try_from(self.out.len()).unwrap_or(u32::MAX));
+                .push(u32::try_from(self.out.len()).expect("invariant: fewer than 2^32 service ports"));
             self.out.port(Arc::new(p));
         }
         let key = ports.first().map_or_else(|| Arc::from(""), service_key);
         self.out.end_service(
             ServiceRec {
                 key,
-                ports: u32::try_from(ports.len()).unwrap_or(u32::MAX),
+                ports: u32::try_from(ports.len()).expect("invariant: fewer than 2^32 service ports"),
             },
             d,
         );

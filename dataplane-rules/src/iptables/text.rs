@@ -142,7 +142,8 @@ impl Lines {
         let mut start = 0usize;
         self.runs.iter().map(move |r| {
             let end = r.end as usize;
-            let t = self.text.get(start..end).unwrap_or("");
+            // Runs end where `end` left the text: in order, on line ends.
+            let t = &self.text[start..end];
             start = end;
             (r.chain, t)
         })

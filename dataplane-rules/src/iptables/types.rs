@@ -491,15 +491,14 @@ pub(crate) fn push_u32(out: &mut String, n: u32) {
     let mut n = n;
     loop {
         i -= 1;
-        if let Some(slot) = buf.get_mut(i) {
-            *slot = b'0' + (n % 10) as u8;
-        }
+        // A u32 has at most 10 digits.
+        buf[i] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    for &d in buf.get(i..).unwrap_or(&[]) {
+    for &d in &buf[i..] {
         out.push(char::from(d));
     }
 }
@@ -558,10 +557,9 @@ pub(crate) fn write_probability(out: &mut String, n: u32) {
     const CACHED: u32 = 64;
     if n <= CACHED {
         let table = SMALL.get_or_init(|| (0..=CACHED).map(format_probability).collect());
-        if let Some(t) = table.get(n as usize) {
-            out.push_str(t);
-            return;
-        }
+        // The table holds every n up to CACHED.
+        out.push_str(&table[n as usize]);
+        return;
     }
     let _ = write!(out, "{:.10}", 1.0 / f64::from(n.max(1)));
 }

@@ -158,9 +158,8 @@ fn fill_real_servers(
             } else {
                 std::mem::take(&mut list)
             };
-            if let Some(v) = vss.get_mut(i) {
-                v.real_servers = rs;
-            }
+            // `pending` holds indices of `vss`.
+            vss[i].real_servers = rs;
         }
     }
 }

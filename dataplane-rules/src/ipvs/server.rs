@@ -206,10 +206,9 @@ impl TextKey {
     }
 
     fn push(&mut self, b: u8) {
-        if let Some(slot) = self.buf.get_mut(usize::from(self.len)) {
-            *slot = b;
-            self.len += 1;
-        }
+        // Sized for the longest key: a longer one is a bug, not input.
+        self.buf[usize::from(self.len)] = b;
+        self.len += 1;
     }
 
     fn push_num(&mut self, mut n: u32) {

@@ -35,7 +35,7 @@ pub(crate) fn hash_and_truncate(name: &str) -> String {
 /// Appends [`hash_and_truncate`]`(name)` to `out`.
 pub(crate) fn push_hash_and_truncate(out: &mut String, name: &str) {
     let start = out.len();
-    out.push_str(std::str::from_utf8(&hash8(name)).unwrap_or("AAAAAAAA"));
+    out.push_str(std::str::from_utf8(&hash8(name)).expect("invariant: base32 text is ASCII"));
     out.push('-');
     out.push_str(name);
     if out.len() - start > NAME_BASE_LENGTH_MAX {

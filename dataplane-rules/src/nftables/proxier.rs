@@ -10,7 +10,6 @@
 //! sync after they aged past the grace period ([`NftProxier::age_stale_chains`]).
 
 use super::error::NftError;
-use super::fxhash::FxBuild;
 use super::input::{NftConfig, NftEndpoint, NftServicePort, Protocol};
 use super::limits::Limits;
 use super::names::{hash_and_truncate, push_hash_and_truncate, truncate_comment};
@@ -23,6 +22,7 @@ use indexmap::IndexMap;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::net::IpAddr;
+use svcnet_model::hash::KeyedState;
 
 /// kube-proxy's table name.
 pub const TABLE: &str = "kube-proxy";
@@ -145,8 +145,11 @@ pub struct NftProxier {
     config: NftConfig,
     limits: Limits,
     state: State,
-    stores: Vec<HashMap<String, Entry, FxBuild>>,
-    services: HashMap<String, ServiceRecord, FxBuild>,
+    /// The key of every map keyed by names (Services, chains, sets, element keys, endpoint
+    /// addresses): see [`NftProxier::with_hash_key`].
+    hash: KeyedState,
+    stores: Vec<HashMap<String, Entry, KeyedState>>,
+    services: HashMap<String, ServiceRecord, KeyedState>,
     stale_chains: BTreeMap<String, bool>,
     flushed: bool,
     need_full_sync: bool,
@@ -167,6 +170,7 @@ impl NftProxier {
             config,
             limits: Limits::default(),
             state,
+            hash: KeyedState::default(),
             stores: vec![HashMap::default(); CONTAINERS.len()],
             services: HashMap::default(),
             stale_chains: BTreeMap::new(),
@@ -174,6 +178,23 @@ impl NftProxier {
             need_full_sync: true,
             scratch: String::new(),
         }
+    }
+
+    /// The same proxier with its maps keyed by names (Service names, chain and set names,
+    /// element keys, endpoint addresses: all derived from the input) hashed under `hash`
+    /// instead of [`KeyedState::default`]'s fixed key: an embedder that reads untrusted
+    /// objects passes a secret key against crafted hash collisions (see
+    /// [`svcnet_model::hash`]). Output is the same under every key.
+    pub fn with_hash_key(mut self, hash: KeyedState) -> Self {
+        fn rekey<V>(m: HashMap<String, V, KeyedState>, hash: KeyedState) -> HashMap<String, V, KeyedState> {
+            let mut out = HashMap::with_capacity_and_hasher(m.len(), hash);
+            out.extend(m);
+            out
+        }
+        self.hash = hash;
+        self.stores = self.stores.into_iter().map(|m| rekey(m, hash)).collect();
+        self.services = rekey(self.services, hash);
+        self
     }
 
     /// Replaces the limits checked before emitting.
@@ -312,8 +333,8 @@ impl NftProxier {
         self.services.reserve(ports.len());
         // ports grouped by Service, Services in order of first appearance; a Service's
         // ports usually come one after another
-        let mut first: HashMap<(&str, &str), usize, FxBuild> =
-            HashMap::with_capacity_and_hasher(ports.len(), FxBuild::default());
+        let mut first: HashMap<(&str, &str), usize, KeyedState> =
+            HashMap::with_capacity_and_hasher(ports.len(), self.hash);
         let mut groups: Vec<Vec<&NftServicePort>> = Vec::with_capacity(ports.len());
         let mut last: Option<(&str, &str, usize)> = None;
         for p in ports {
@@ -342,11 +363,12 @@ impl NftProxier {
             self.services.insert(key, rec);
         }
         if !existing_chains.is_empty() {
-            let active: HashSet<&str, FxBuild> = self
-                .services
-                .values()
-                .flat_map(|r| r.chains.iter().map(String::as_str))
-                .collect();
+            let mut active: HashSet<&str, KeyedState> = HashSet::with_hasher(self.hash);
+            active.extend(
+                self.services
+                    .values()
+                    .flat_map(|r| r.chains.iter().map(String::as_str)),
+            );
             let mut newly_stale = Vec::new();
             for c in &existing_chains {
                 if active.contains(c.as_str()) {
@@ -362,11 +384,12 @@ impl NftProxier {
             }
         }
         if !existing_affinity.is_empty() {
-            let active_sets: HashSet<&str, FxBuild> = self
-                .services
-                .values()
-                .flat_map(|r| r.affinity_sets.iter().map(String::as_str))
-                .collect();
+            let mut active_sets: HashSet<&str, KeyedState> = HashSet::with_hasher(self.hash);
+            active_sets.extend(
+                self.services
+                    .values()
+                    .flat_map(|r| r.affinity_sets.iter().map(String::as_str)),
+            );
             for s in &existing_affinity {
                 if !active_sets.contains(s.as_str()) {
                     tx.delete(Object::Set(Set::named(s.as_str())));
@@ -414,8 +437,8 @@ impl NftProxier {
         let mut old_keys: Vec<(u8, String)> = Vec::new();
         let mut candidates: BTreeSet<String> = self.stale_chains.keys().cloned().collect();
         let mut old_sets: Vec<String> = Vec::new();
-        let mut new_chains: HashSet<String, FxBuild> = HashSet::default();
-        let mut new_sets: HashSet<String, FxBuild> = HashSet::default();
+        let mut new_chains: HashSet<String, KeyedState> = HashSet::with_hasher(self.hash);
+        let mut new_sets: HashSet<String, KeyedState> = HashSet::with_hasher(self.hash);
         for u in updates {
             if let Some(old) = self.services.remove(u.service) {
                 for (c, k) in &old.keys {
@@ -879,7 +902,7 @@ impl NftProxier {
                 sp.namespace, sp.name, proto, sp.port_name, ip, ep.port
             ))
         };
-        let mut ep_names: HashMap<(IpAddr, u16), String, FxBuild> = HashMap::default();
+        let mut ep_names: HashMap<(IpAddr, u16), String, KeyedState> = HashMap::with_hasher(self.hash);
         if affinity.is_some() {
             for ep in &sp.all_locally_reachable {
                 let b = ep_base(ep);
@@ -1213,7 +1236,7 @@ impl NftProxier {
         svc: &dyn Fn() -> String,
         chain: &str,
         eps: &[NftEndpoint],
-        names: &HashMap<(IpAddr, u16), String, FxBuild>,
+        names: &HashMap<(IpAddr, u16), String, KeyedState>,
     ) -> Result<(), NftError> {
         self.limits.check_anonymous(svc, eps.len())?;
         let ipx = self.ipx();

@@ -9,7 +9,6 @@
 //! fake does.
 
 use super::error::NftError;
-use super::fxhash::FxBuild;
 use super::object::{
     Chain, ContainerKind, Counter, Element, Family, Heads, Object, Rule, Set, Table, Verb, write_chain,
     write_counter, write_element, write_rule, write_set, write_table,
@@ -17,10 +16,13 @@ use super::object::{
 use super::transaction::Transaction;
 use serde::{Deserialize, Serialize, Serializer};
 use std::collections::{BTreeMap, HashMap};
+use svcnet_model::hash::KeyedState;
 
-/// Objects by name (chains, sets, maps, counters; elements by key), hashed with
-/// [`FxBuild`]. Iteration order is unspecified: sort by name where order matters.
-pub type NameMap<V> = HashMap<String, V, FxBuild>;
+/// Objects by name (chains, sets, maps, counters; elements by key). The names come from
+/// Services and from rule text read back, so they are hashed with the keyed hasher
+/// ([`KeyedState`], its default fixed key: see [`svcnet_model::hash`]). Iteration order is
+/// unspecified: sort by name where order matters.
+pub type NameMap<V> = HashMap<String, V, KeyedState>;
 
 /// The entries of `m` sorted by name.
 fn sorted<V>(m: &NameMap<V>) -> Vec<(&String, &V)> {
@@ -155,7 +157,7 @@ enum Undo {
 struct SizeHint<'a> {
     chains: usize,
     /// Element `add`s by container name.
-    elements: HashMap<&'a str, usize, FxBuild>,
+    elements: HashMap<&'a str, usize, KeyedState>,
 }
 
 impl<'a> SizeHint<'a> {

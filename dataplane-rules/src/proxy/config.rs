@@ -6,6 +6,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use serde::{Deserialize, Serialize};
+use svcnet_model::hash::KeyedState;
 use svcnet_topology::IpFamily;
 
 use crate::error::RulesError;
@@ -123,6 +124,12 @@ pub struct ProxyConfig {
     pub masquerade_all: bool,
     /// The PreferSameTrafficDistribution feature gate (GA, on): read node hints.
     pub node_hints: bool,
+    /// The key of the maps the model build keys by names from the input (Services and slices
+    /// by namespace and name, namespaces): [`KeyedState::default`]'s fixed key unless set. An
+    /// embedder that reads untrusted objects sets a secret one against crafted hash collisions
+    /// (see [`svcnet_model::hash`]); the model is the same under every key. Not serialized.
+    #[serde(skip)]
+    pub hash_key: KeyedState,
 }
 
 impl ProxyConfig {
@@ -136,7 +143,7 @@ impl ProxyConfig {
             node_ip,
             cluster_cidrs: Vec::new(),
             local_detector: LocalDetectorMode::ClusterCidr,
-            masquerade_mark: Self::mark_for_bit(14).unwrap_or_default(),
+            masquerade_mark: Self::mark_for_bit(14).expect("invariant: bit 14 is a valid mark bit"),
             localhost_nodeports: true,
             nfacct: true,
             conntrack_tcp_be_liberal: false,
@@ -146,6 +153,7 @@ impl ProxyConfig {
             ipvs_scheduler: "rr".to_owned(),
             masquerade_all: false,
             node_hints: true,
+            hash_key: KeyedState::default(),
         }
     }
 

@@ -6,7 +6,6 @@
 //! nftables, IPVS) builds on it.
 
 mod config;
-mod fasthash;
 pub(crate) mod model;
 
 pub use config::{

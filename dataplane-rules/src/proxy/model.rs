@@ -16,7 +16,7 @@ use svcnet_topology::{
 };
 
 use super::config::ProxyConfig;
-use super::fasthash::{DigestHasher, FastMap, fast_map};
+use svcnet_model::hash::{DigestHasher, KeyedMap, KeyedState, keyed_map};
 
 /// A service port's protocol: the model's one [`Protocol`](svcnet_model::Protocol).
 pub use svcnet_model::Protocol;
@@ -271,9 +271,9 @@ impl ProxyModel {
         node: Option<&Node>,
         config: &ProxyConfig,
     ) -> Self {
-        let index = SliceIndex::build(slices);
+        let index = SliceIndex::build_keyed(slices, config.hash_key);
         let mut model = Self::from_index(&index, services, node, config);
-        let (by_service, sums) = slice_digests(slices, model.family);
+        let (by_service, sums) = slice_digests(slices, model.family, config.hash_key);
         let d = digests(&model.ports, |k| sums.get(&k).copied().unwrap_or(0));
         let _ = model.digests.0.set(d);
         model.slice_digests = by_service;
@@ -299,7 +299,7 @@ impl ProxyModel {
             node_hints: config.node_hints,
         };
         // The last Service of a name wins, as in kube-proxy's map.
-        let mut by_name: FastMap<(&str, &str), &Service> = fast_map(services.len());
+        let mut by_name: KeyedMap<(&str, &str), &Service> = keyed_map(services.len(), config.hash_key);
         for s in services {
             by_name.insert((s.metadata.namespace(), s.metadata.name()), s);
         }
@@ -326,7 +326,7 @@ impl ProxyModel {
                 found.push(info);
             }
         }
-        let ports = sort_and_dedup_ports(found);
+        let ports = sort_and_dedup_ports(found, config.hash_key);
         let total_endpoints = ports.iter().map(|p| p.endpoints.len()).sum();
         ProxyModel {
             family,
@@ -390,7 +390,8 @@ fn digests(ports: &[ServicePortInfo], slices: impl Fn((&str, &str)) -> u64) -> D
             j += 1;
         }
         out.digests.push(h.finish());
-        out.ends.push(u32::try_from(j).unwrap_or(u32::MAX));
+        out.ends
+            .push(u32::try_from(j).expect("invariant: fewer than 2^32 service ports"));
         i = j;
     }
     out
@@ -472,9 +473,13 @@ type ByService = HashMap<(String, String), u64>;
 
 /// Each Service's slices of `family`, digested as one value independent of their order: by
 /// (namespace, name), and the same over borrowed names.
-fn slice_digests(slices: &[EndpointSlice], family: IpFamily) -> (ByService, FastMap<(&str, &str), u64>) {
+fn slice_digests(
+    slices: &[EndpointSlice],
+    family: IpFamily,
+    hash: KeyedState,
+) -> (ByService, KeyedMap<(&str, &str), u64>) {
     use std::hash::{Hash, Hasher};
-    let mut sums: FastMap<(&str, &str), u64> = fast_map(slices.len());
+    let mut sums: KeyedMap<(&str, &str), u64> = keyed_map(slices.len(), hash);
     for s in slices.iter().filter(|s| s.address_type == family.as_str()) {
         let Some(service) = s.service_name().filter(|n| !n.is_empty()) else {
             continue;
@@ -492,7 +497,7 @@ fn slice_digests(slices: &[EndpointSlice], family: IpFamily) -> (ByService, Fast
 }
 
 /// Sorts service ports by name, keeping the last (in input order) of each name.
-fn sort_and_dedup_ports(found: Vec<ServicePortInfo>) -> Vec<ServicePortInfo> {
+fn sort_and_dedup_ports(found: Vec<ServicePortInfo>, hash: KeyedState) -> Vec<ServicePortInfo> {
     // The first 8 bytes of a name, zero-padded, big-endian: when two differ, they order the
     // names as the full text does.
     fn prefix(s: &str) -> u64 {
@@ -504,7 +509,7 @@ fn sort_and_dedup_ports(found: Vec<ServicePortInfo>) -> Vec<ServicePortInfo> {
         u64::from_be_bytes(w)
     }
     // Namespaces are few: each gets its rank in text order.
-    let mut ranks: FastMap<&str, u32> = fast_map(64);
+    let mut ranks: KeyedMap<&str, u32> = keyed_map(64, hash);
     let mut namespaces: Vec<&str> = Vec::new();
     for p in &found {
         ranks.entry(p.name.namespace.as_str()).or_insert_with(|| {
@@ -521,7 +526,8 @@ fn sort_and_dedup_ports(found: Vec<ServicePortInfo>) -> Vec<ServicePortInfo> {
     // runs of one namespace and name prefix, which are sorted again in full.
     let mut order: Vec<u128> = Vec::with_capacity(found.len());
     for (i, p) in found.iter().enumerate() {
-        let rank = ranks.get(p.name.namespace.as_str()).copied().unwrap_or(0);
+        // Every namespace was ranked above.
+        let rank = ranks[p.name.namespace.as_str()];
         order.push(
             (u128::from(rank) << 96) | (u128::from(prefix(&p.name.name)) << 32) | (i as u128 & 0xffff_ffff),
         );
@@ -864,6 +870,26 @@ mod tests {
     }
 
     #[test]
+    fn the_model_is_the_same_under_every_hash_key() {
+        for seed in 1..=10 {
+            let case = svcnet_testgen::generate(seed);
+            for state in &case.states {
+                let (services, slices, nodes) = objects(state);
+                let node = nodes.first();
+                let name = node.map_or("elsewhere", |n| n.metadata.name());
+                let config = ProxyConfig::new(name, "192.168.0.2".parse().unwrap());
+                let mut keyed = config.clone();
+                keyed.hash_key = KeyedState::new([0x0123_4567_89ab_cdef, 42]);
+                assert_ne!(keyed, config);
+                let want = ProxyModel::build(&services, &slices, node, &config);
+                let got = ProxyModel::build(&services, &slices, node, &keyed);
+                assert_eq!(got, want, "seed {seed}");
+                assert_eq!(got.slice_digests, want.slice_digests, "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
     fn the_build_is_the_reference_model_on_generated_clusters() {
         let mut ports = 0;
         for seed in 1..=60 {
@@ -1007,7 +1033,7 @@ mod tests {
         };
         let labels = serde_json::json!({"kubernetes.io/service-name": "web"});
         let base = s(serde_json::json!([{"addresses": ["10.0.0.1"]}]), labels.clone());
-        let digest = |slices: &[EndpointSlice]| slice_digests(slices, IpFamily::V4).0;
+        let digest = |slices: &[EndpointSlice]| slice_digests(slices, IpFamily::V4, KeyedState::default()).0;
         let d = digest(std::slice::from_ref(&base));
         assert_eq!(d.len(), 1);
         assert_eq!(d, digest(std::slice::from_ref(&base)));

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1 as k;
 
-use super::{ConversionError, both_ways, check_type_meta, time, time_text, try_list, type_meta};
+use super::{ConversionError, both_ways, object, time, time_text, try_list};
 use crate::{
     ClientIpConfig, Container, ContainerPort, CoreEndpointPort, EndpointAddress, EndpointSubset, Endpoints,
     EnvVar, LoadBalancerIngress, LoadBalancerStatus, Node, NodeAddress, NodeSpec, NodeStatus, Pod,
@@ -16,41 +16,13 @@ use crate::{
 
 // ---- Service ----
 
-impl TryFrom<Service> for k::Service {
-    type Error = ConversionError;
-
-    fn try_from(s: Service) -> Result<Self, ConversionError> {
-        let Service {
-            api_version,
-            kind,
-            metadata,
-            spec,
-            status,
-        } = s;
-        check_type_meta::<k::Service>(api_version, kind)?;
-        Ok(k::Service {
-            metadata: metadata.try_into()?,
-            spec: spec.map(Into::into),
-            status: status
-                .map(k::ServiceStatus::try_from)
-                .transpose()
-                .map_err(|e| e.under("status"))?,
-        })
+object!(
+    Service,
+    k::Service {
+        spec: opt,
+        status: tryopt,
     }
-}
-
-impl From<k::Service> for Service {
-    fn from(s: k::Service) -> Self {
-        let (api_version, kind) = type_meta::<k::Service>();
-        Service {
-            api_version,
-            kind,
-            metadata: s.metadata.into(),
-            spec: s.spec.map(Into::into),
-            status: s.status.map(Into::into),
-        }
-    }
-}
+);
 
 both_ways!(
     ServiceSpec,
@@ -146,35 +118,7 @@ both_ways!(
 
 // ---- Endpoints ----
 
-impl TryFrom<Endpoints> for k::Endpoints {
-    type Error = ConversionError;
-
-    fn try_from(e: Endpoints) -> Result<Self, ConversionError> {
-        let Endpoints {
-            api_version,
-            kind,
-            metadata,
-            subsets,
-        } = e;
-        check_type_meta::<k::Endpoints>(api_version, kind)?;
-        Ok(k::Endpoints {
-            metadata: metadata.try_into()?,
-            subsets: subsets.map(|v| v.into_iter().map(Into::into).collect()),
-        })
-    }
-}
-
-impl From<k::Endpoints> for Endpoints {
-    fn from(e: k::Endpoints) -> Self {
-        let (api_version, kind) = type_meta::<k::Endpoints>();
-        Endpoints {
-            api_version,
-            kind,
-            metadata: e.metadata.into(),
-            subsets: e.subsets.map(|v| v.into_iter().map(Into::into).collect()),
-        }
-    }
-}
+object!(Endpoints, k::Endpoints { subsets: optvec });
 
 both_ways!(
     EndpointSubset,
@@ -207,41 +151,13 @@ both_ways!(
 
 // ---- Pod ----
 
-impl TryFrom<Pod> for k::Pod {
-    type Error = ConversionError;
-
-    fn try_from(p: Pod) -> Result<Self, ConversionError> {
-        let Pod {
-            api_version,
-            kind,
-            metadata,
-            spec,
-            status,
-        } = p;
-        check_type_meta::<k::Pod>(api_version, kind)?;
-        Ok(k::Pod {
-            metadata: metadata.try_into()?,
-            spec: spec.map(Into::into),
-            status: status
-                .map(k::PodStatus::try_from)
-                .transpose()
-                .map_err(|e| e.under("status"))?,
-        })
+object!(
+    Pod,
+    k::Pod {
+        spec: opt,
+        status: tryopt,
     }
-}
-
-impl From<k::Pod> for Pod {
-    fn from(p: k::Pod) -> Self {
-        let (api_version, kind) = type_meta::<k::Pod>();
-        Pod {
-            api_version,
-            kind,
-            metadata: p.metadata.into(),
-            spec: p.spec.map(Into::into),
-            status: p.status.map(Into::into),
-        }
-    }
-}
+);
 
 impl From<PodSpec> for k::PodSpec {
     /// Absent `containers` become an empty list (k8s-openapi requires the field).
@@ -406,41 +322,13 @@ impl From<k::PodCondition> for PodCondition {
 
 // ---- Node ----
 
-impl TryFrom<Node> for k::Node {
-    type Error = ConversionError;
-
-    fn try_from(n: Node) -> Result<Self, ConversionError> {
-        let Node {
-            api_version,
-            kind,
-            metadata,
-            spec,
-            status,
-        } = n;
-        check_type_meta::<k::Node>(api_version, kind)?;
-        Ok(k::Node {
-            metadata: metadata.try_into()?,
-            spec: spec.map(Into::into),
-            status: status
-                .map(k::NodeStatus::try_from)
-                .transpose()
-                .map_err(|e| e.under("status"))?,
-        })
+object!(
+    Node,
+    k::Node {
+        spec: opt,
+        status: tryopt,
     }
-}
-
-impl From<k::Node> for Node {
-    fn from(n: k::Node) -> Self {
-        let (api_version, kind) = type_meta::<k::Node>();
-        Node {
-            api_version,
-            kind,
-            metadata: n.metadata.into(),
-            spec: n.spec.map(Into::into),
-            status: n.status.map(Into::into),
-        }
-    }
-}
+);
 
 both_ways!(
     NodeSpec,

@@ -4,65 +4,40 @@
 
 use k8s_openapi::api::discovery::v1 as k;
 
-use super::{ConversionError, both_ways, check_type_meta, type_meta};
+use super::{ConversionError, both_ways, object};
 use crate::{Endpoint, EndpointConditions, EndpointHints, EndpointPort, EndpointSlice, ForNode, ForZone};
 
-impl TryFrom<EndpointSlice> for k::EndpointSlice {
-    type Error = ConversionError;
-
+object!(
     /// Fails only on `apiVersion`/`kind` of another type or a bad metadata timestamp.
-    fn try_from(s: EndpointSlice) -> Result<Self, ConversionError> {
-        let EndpointSlice {
-            api_version,
-            kind,
-            metadata,
-            address_type,
-            endpoints,
-            ports,
-        } = s;
-        check_type_meta::<k::EndpointSlice>(api_version, kind)?;
-        Ok(k::EndpointSlice {
-            metadata: metadata.try_into()?,
-            address_type,
-            endpoints: endpoints_to_k8s(endpoints.map(|v| v.into_iter().map(Into::into).collect())),
-            ports: ports.map(|v| v.into_iter().map(Into::into).collect()),
-        })
+    EndpointSlice,
+    k::EndpointSlice {
+        address_type: same,
+        endpoints: custom(endpoints_to_k8s, endpoints_from_k8s),
+        ports: optvec,
     }
-}
-
-impl From<k::EndpointSlice> for EndpointSlice {
-    fn from(s: k::EndpointSlice) -> Self {
-        let (api_version, kind) = type_meta::<k::EndpointSlice>();
-        EndpointSlice {
-            api_version,
-            kind,
-            metadata: s.metadata.into(),
-            address_type: s.address_type,
-            endpoints: endpoints_from_k8s(s.endpoints).map(|v| v.into_iter().map(Into::into).collect()),
-            ports: s.ports.map(|v| v.into_iter().map(Into::into).collect()),
-        }
-    }
-}
+);
 
 // Kubernetes 1.36 made `endpoints` optional in k8s-openapi's EndpointSlice; before, an absent
 // list and an empty one are the same value there (svcnet gets an empty list back).
 k8s_openapi::k8s_if_ge_1_36! {
-    fn endpoints_to_k8s(v: Option<Vec<k::Endpoint>>) -> Option<Vec<k::Endpoint>> {
-        v
+    #[allow(clippy::unnecessary_wraps)]
+    fn endpoints_to_k8s(v: Option<Vec<Endpoint>>) -> Result<Option<Vec<k::Endpoint>>, ConversionError> {
+        Ok(v.map(|v| v.into_iter().map(Into::into).collect()))
     }
 
-    fn endpoints_from_k8s(v: Option<Vec<k::Endpoint>>) -> Option<Vec<k::Endpoint>> {
-        v
+    fn endpoints_from_k8s(v: Option<Vec<k::Endpoint>>) -> Option<Vec<Endpoint>> {
+        v.map(|v| v.into_iter().map(Into::into).collect())
     }
 }
 
 k8s_openapi::k8s_if_le_1_35! {
-    fn endpoints_to_k8s(v: Option<Vec<k::Endpoint>>) -> Vec<k::Endpoint> {
-        v.unwrap_or_default()
+    #[allow(clippy::unnecessary_wraps)]
+    fn endpoints_to_k8s(v: Option<Vec<Endpoint>>) -> Result<Vec<k::Endpoint>, ConversionError> {
+        Ok(v.unwrap_or_default().into_iter().map(Into::into).collect())
     }
 
-    fn endpoints_from_k8s(v: Vec<k::Endpoint>) -> Option<Vec<k::Endpoint>> {
-        Some(v)
+    fn endpoints_from_k8s(v: Vec<k::Endpoint>) -> Option<Vec<Endpoint>> {
+        Some(v.into_iter().map(Into::into).collect())
     }
 }
 

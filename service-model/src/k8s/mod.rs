@@ -263,8 +263,79 @@ macro_rules! both_ways {
     };
 }
 
+/// The `TryFrom` to k8s-openapi of one field of a top-level object: a [`conv!`] kind, `tryopt`
+/// (an optional part that can fail, its errors put under the field's name) or
+/// `custom(to, from)` (`to` returns a `Result`).
+macro_rules! field_to_k8s {
+    (tryopt, $f:ident) => {
+        $f.map(::core::convert::TryFrom::try_from)
+            .transpose()
+            .map_err(|e: $crate::k8s::ConversionError| e.under(stringify!($f)))?
+    };
+    (custom($to:path, $from:path), $f:ident) => {
+        $to($f)?
+    };
+    ($how:ident, $f:ident) => {
+        $crate::k8s::conv!($how, $f)
+    };
+}
+
+/// The `From` k8s-openapi of one field of a top-level object (see [`field_to_k8s!`]).
+macro_rules! field_from_k8s {
+    (tryopt, $f:ident) => {
+        $f.map(::core::convert::Into::into)
+    };
+    (custom($to:path, $from:path), $f:ident) => {
+        $from($f)
+    };
+    ($how:ident, $f:ident) => {
+        $crate::k8s::conv!($how, $f)
+    };
+}
+
+/// The two conversions of a top-level object, written once for every kind: toward
+/// k8s-openapi, `apiVersion` and `kind` are checked against the k8s-openapi type and
+/// `metadata` goes through the ObjectMeta conversion (`TryFrom`: its times can be malformed);
+/// from k8s-openapi, `apiVersion` and `kind` are set from the type and `metadata` converts
+/// with `From`. The other fields go by [`field_to_k8s!`] and [`field_from_k8s!`]. Attributes
+/// given first (doc comments) go on `try_from`.
+macro_rules! object {
+    ($(#[$attr:meta])* $svc:ident, $k8s:path { $($f:ident: $how:ident $(($to:path, $from:path))?),* $(,)? }) => {
+        impl TryFrom<$svc> for $k8s {
+            type Error = $crate::k8s::ConversionError;
+
+            $(#[$attr])*
+            fn try_from(x: $svc) -> Result<Self, $crate::k8s::ConversionError> {
+                let $svc { api_version, kind, metadata, $($f),* } = x;
+                $crate::k8s::check_type_meta::<$k8s>(api_version, kind)?;
+                let out = Self {
+                    metadata: metadata.try_into()?,
+                    $($f: $crate::k8s::field_to_k8s!($how $(($to, $from))?, $f),)*
+                };
+                Ok(out)
+            }
+        }
+
+        impl From<$k8s> for $svc {
+            fn from(x: $k8s) -> Self {
+                let (api_version, kind) = $crate::k8s::type_meta::<$k8s>();
+                let $k8s { metadata, $($f),* } = x;
+                $svc {
+                    api_version,
+                    kind,
+                    metadata: metadata.into(),
+                    $($f: $crate::k8s::field_from_k8s!($how $(($to, $from))?, $f),)*
+                }
+            }
+        }
+    };
+}
+
 pub(crate) use both_ways;
 pub(crate) use conv;
+pub(crate) use field_from_k8s;
+pub(crate) use field_to_k8s;
+pub(crate) use object;
 
 #[cfg(test)]
 mod tests {

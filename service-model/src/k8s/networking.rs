@@ -4,7 +4,7 @@
 
 use k8s_openapi::api::networking::v1 as k;
 
-use super::{ConversionError, both_ways, check_type_meta, try_list, type_meta};
+use super::{ConversionError, both_ways, object, try_list};
 use crate::{
     IpAddress, IpAddressSpec, IpBlock, NetworkPolicy, NetworkPolicyEgressRule, NetworkPolicyIngressRule,
     NetworkPolicyPeer, NetworkPolicyPort, NetworkPolicySpec, ParentReference, ServiceCidr, ServiceCidrSpec,
@@ -13,35 +13,7 @@ use crate::{
 
 // ---- NetworkPolicy ----
 
-impl TryFrom<NetworkPolicy> for k::NetworkPolicy {
-    type Error = ConversionError;
-
-    fn try_from(p: NetworkPolicy) -> Result<Self, ConversionError> {
-        let NetworkPolicy {
-            api_version,
-            kind,
-            metadata,
-            spec,
-        } = p;
-        check_type_meta::<k::NetworkPolicy>(api_version, kind)?;
-        Ok(k::NetworkPolicy {
-            metadata: metadata.try_into()?,
-            spec: spec.map(Into::into),
-        })
-    }
-}
-
-impl From<k::NetworkPolicy> for NetworkPolicy {
-    fn from(p: k::NetworkPolicy) -> Self {
-        let (api_version, kind) = type_meta::<k::NetworkPolicy>();
-        NetworkPolicy {
-            api_version,
-            kind,
-            metadata: p.metadata.into(),
-            spec: p.spec.map(Into::into),
-        }
-    }
-}
+object!(NetworkPolicy, k::NetworkPolicy { spec: opt });
 
 both_ways!(
     NetworkPolicySpec,
@@ -97,42 +69,14 @@ both_ways!(
 
 // ---- ServiceCIDR ----
 
-impl TryFrom<ServiceCidr> for k::ServiceCIDR {
-    type Error = ConversionError;
-
+object!(
     /// Fails also on a status condition without `lastTransitionTime` (metav1 requires it).
-    fn try_from(s: ServiceCidr) -> Result<Self, ConversionError> {
-        let ServiceCidr {
-            api_version,
-            kind,
-            metadata,
-            spec,
-            status,
-        } = s;
-        check_type_meta::<k::ServiceCIDR>(api_version, kind)?;
-        Ok(k::ServiceCIDR {
-            metadata: metadata.try_into()?,
-            spec: spec.map(Into::into),
-            status: status
-                .map(k::ServiceCIDRStatus::try_from)
-                .transpose()
-                .map_err(|e| e.under("status"))?,
-        })
+    ServiceCidr,
+    k::ServiceCIDR {
+        spec: opt,
+        status: tryopt,
     }
-}
-
-impl From<k::ServiceCIDR> for ServiceCidr {
-    fn from(s: k::ServiceCIDR) -> Self {
-        let (api_version, kind) = type_meta::<k::ServiceCIDR>();
-        ServiceCidr {
-            api_version,
-            kind,
-            metadata: s.metadata.into(),
-            spec: s.spec.map(Into::into),
-            status: s.status.map(Into::into),
-        }
-    }
-}
+);
 
 both_ways!(ServiceCidrSpec, k::ServiceCIDRSpec { cidrs: same });
 
@@ -157,37 +101,14 @@ impl From<k::ServiceCIDRStatus> for ServiceCidrStatus {
 
 // ---- IPAddress ----
 
-impl TryFrom<IpAddress> for k::IPAddress {
-    type Error = ConversionError;
-
+object!(
     /// Fails also when `spec.parentRef` or its `name` or `resource` is unset, or (Kubernetes
     /// 1.36 and later) `spec`: the k8s-openapi type requires them.
-    fn try_from(a: IpAddress) -> Result<Self, ConversionError> {
-        let IpAddress {
-            api_version,
-            kind,
-            metadata,
-            spec,
-        } = a;
-        check_type_meta::<k::IPAddress>(api_version, kind)?;
-        Ok(k::IPAddress {
-            metadata: metadata.try_into()?,
-            spec: ip_address_spec_to_k8s(spec)?,
-        })
+    IpAddress,
+    k::IPAddress {
+        spec: custom(ip_address_spec_to_k8s, ip_address_spec_from_k8s),
     }
-}
-
-impl From<k::IPAddress> for IpAddress {
-    fn from(a: k::IPAddress) -> Self {
-        let (api_version, kind) = type_meta::<k::IPAddress>();
-        IpAddress {
-            api_version,
-            kind,
-            metadata: a.metadata.into(),
-            spec: ip_address_spec_from_k8s(a.spec),
-        }
-    }
-}
+);
 
 // Kubernetes 1.36 made an IPAddress's `spec` required in k8s-openapi; before, it is optional.
 k8s_openapi::k8s_if_ge_1_36! {

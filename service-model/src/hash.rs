@@ -1,0 +1,329 @@
+//! Fast hashing for svcnet's in-memory maps, in two kinds, and a digest.
+//!
+//! - [`FastHasher`] ([`FastMap`], [`FastSet`]): not keyed, for **internal keys**: values a
+//!   crate computes itself (interned ids, indices, chain hashes that are SHA-256 output,
+//!   slice digests). Nobody outside chooses them, so flooding resistance buys nothing. Each
+//!   8-byte word is added and multiplied; a short tail carries its length in its top byte (so
+//!   `"a"` and `"a\0"` differ), and the result is finished with a folded 128-bit multiply so
+//!   that both the high bits (hashbrown's tags) and the low bits (its bucket index) depend on
+//!   every input bit.
+//! - [`KeyedState`] ([`KeyedMap`], [`KeyedSet`]): keyed, for maps keyed by **outside
+//!   data**: object names and namespaces, label keys and values, IP addresses read from the
+//!   input. Such keys are chosen by whoever writes the objects, so a caller that hashes
+//!   untrusted input can pass a secret 128-bit key ([`KeyedState::new`]) and an attacker who
+//!   does not know it cannot precompute colliding names. Every word goes through a folded
+//!   multiply by a key-derived odd multiplier (not the multiply-add of [`FastHasher`], whose
+//!   collisions do not depend on any seed), starting from a key-derived state. The crates are
+//!   pure (no global RNG, no OS randomness): [`KeyedState::default`] uses the fixed, documented
+//!   [`KeyedState::FIXED_KEY`], so output never depends on the key; iteration order of these
+//!   maps is never part of any output.
+//! - [`DigestHasher`]: a 64-bit digest of a whole value through its `Hash` (rotate, xor and
+//!   multiply per word: each step a bijection of the state and of the word, so one changed
+//!   word always changes the digest).
+//!
+//! Which maps use which, by crate:
+//! - svcnet-topology: the slice index groups slices by (namespace, Service name): keyed.
+//! - svcnet-rules: the proxy model's Service and slice lookups by (namespace, name) and its
+//!   namespace ranks, the nftables proxier's per-Service records, element and chain stores,
+//!   endpoint-chain names by (IP, port) and the parsed rule set's name maps, and the iptables
+//!   backend's endpoint chains by socket address: keyed. The iptables chain sets and chain
+//!   sequence maps (keys are chain hashes): fast. `svcnet_rules::nftables::FxHasher` and
+//!   `FxBuild` are [`FastHasher`] and [`FastBuild`] under their earlier public names.
+//! - svcnet-slicer keeps its own identity hasher: its maps are keyed by 128-bit endpoint
+//!   identities that it computes, which that hasher passes through nearly untouched.
+//!
+//! Keys reach the keyed maps from the caller: `ProxyConfig::hash_key` (svcnet-rules, for the
+//! proxy model and the topology index it builds), `SliceIndex::build_keyed` (svcnet-topology),
+//! `NftProxier::with_hash_key` (svcnet-rules). The nftables rule set's name maps and the
+//! iptables per-port endpoint index use the default key.
+//!
+//! Neither is a cryptographic hash; [`KeyedState`] with a secret key makes flooding a map
+//! with colliding keys impractical without the key, it does not make hash values secret.
+//!
+//! ```
+//! use std::hash::BuildHasher;
+//! use svcnet_model::hash::{FastMap, KeyedMap, KeyedState};
+//!
+//! let mut by_id: FastMap<u32, &str> = FastMap::default();
+//! by_id.insert(7, "seven");
+//! // The embedder's secret (from its own RNG): names from the API now hash under it.
+//! let state = KeyedState::new([0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210]);
+//! let mut by_name: KeyedMap<&str, u32> = KeyedMap::with_hasher(state);
+//! by_name.insert("default/web", 7);
+//! assert_eq!(by_name["default/web"], 7);
+//! assert_ne!(state.hash_one("web"), KeyedState::default().hash_one("web"));
+//! ```
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+
+const K: u64 = 0xf135_7aea_2e62_a9c5;
+const K2: u64 = 0x9e37_79b9_7f4a_7c15;
+const K3: u64 = 0xc2b2_ae3d_27d4_eb4f;
+
+/// The folded 128-bit product: both halves of `a * b`, xored.
+#[inline]
+fn fold(a: u64, b: u64) -> u64 {
+    let wide = u128::from(a) * u128::from(b);
+    (wide as u64) ^ ((wide >> 64) as u64)
+}
+
+/// 8-byte words, each added in turn; the length of a short tail goes in its top byte, so "a"
+/// and "a\0" differ.
+#[inline]
+fn words(bytes: &[u8], mut add: impl FnMut(u64)) {
+    let (chunks, rest) = bytes.as_chunks::<8>();
+    for c in chunks {
+        add(u64::from_le_bytes(*c));
+    }
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        w[7] = rest.len() as u8;
+        add(u64::from_le_bytes(w));
+    }
+}
+
+/// `Hasher` for a word-at-a-time state with an `add(word)` step: bytes go in as 8-byte
+/// words ([`words`]), integers as one word each.
+macro_rules! word_hasher {
+    ($t:ty, |$h:ident| $finish:expr) => {
+        impl Hasher for $t {
+            #[inline]
+            fn write(&mut self, bytes: &[u8]) {
+                words(bytes, |w| self.add(w));
+            }
+
+            #[inline]
+            fn write_u8(&mut self, i: u8) {
+                self.add(u64::from(i));
+            }
+
+            #[inline]
+            fn write_u16(&mut self, i: u16) {
+                self.add(u64::from(i));
+            }
+
+            #[inline]
+            fn write_u32(&mut self, i: u32) {
+                self.add(u64::from(i));
+            }
+
+            #[inline]
+            fn write_u64(&mut self, i: u64) {
+                self.add(i);
+            }
+
+            #[inline]
+            fn write_usize(&mut self, i: usize) {
+                self.add(i as u64);
+            }
+
+            #[inline]
+            fn finish(&self) -> u64 {
+                let $h = self;
+                $finish
+            }
+        }
+    };
+}
+
+/// The hasher of maps with internal keys: multiply-add over words, finished with a folded
+/// multiply (cheap, and every output bit depends on every input bit). Not keyed: see the
+/// [module docs](self) for when to use [`KeyedState`] instead.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FastHasher {
+    hash: u64,
+}
+
+impl FastHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = self.hash.wrapping_add(word).wrapping_mul(K);
+    }
+}
+
+word_hasher!(FastHasher, |h| fold(h.hash, K));
+
+/// Builds [`FastHasher`]s.
+pub type FastBuild = BuildHasherDefault<FastHasher>;
+/// A `HashMap` with internal keys, hashed by [`FastHasher`].
+pub type FastMap<K, V> = HashMap<K, V, FastBuild>;
+/// A `HashSet` of internal keys, hashed by [`FastHasher`].
+pub type FastSet<T> = HashSet<T, FastBuild>;
+
+/// A [`FastMap`] with room for `n` entries.
+pub fn fast_map<K, V>(n: usize) -> FastMap<K, V> {
+    HashMap::with_capacity_and_hasher(n, FastBuild::default())
+}
+
+/// The key of the hasher of maps keyed by outside data: builds [`KeyedHasher`]s. Pass a
+/// secret key (from the embedder's own randomness) for flooding resistance; the default is
+/// [`KeyedState::FIXED_KEY`]. Only map performance depends on the key, never any output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyedState {
+    seed: u64,
+    mul: u64,
+}
+
+impl KeyedState {
+    /// The key of [`KeyedState::default`]: `"svcnet-k"` and `"eyed-map"` as little-endian
+    /// words. Public, so it only keeps output deterministic; it resists nothing.
+    pub const FIXED_KEY: [u64; 2] = [0x6b2d_7465_6e63_7673, 0x7061_6d2d_6465_7965];
+
+    /// A state for the 128-bit `key`. Any key works, zero included: the hasher's state and
+    /// multiplier are derived from it.
+    pub const fn new(key: [u64; 2]) -> Self {
+        let seed = const_fold(key[0] ^ K, key[1] ^ K2);
+        let mul = const_fold(seed ^ K3, key[1].rotate_left(32) ^ K) | 1;
+        KeyedState { seed, mul }
+    }
+}
+
+/// [`fold`], usable in a `const fn`.
+const fn const_fold(a: u64, b: u64) -> u64 {
+    let wide = (a as u128) * (b as u128);
+    (wide as u64) ^ ((wide >> 64) as u64)
+}
+
+impl Default for KeyedState {
+    fn default() -> Self {
+        KeyedState::new(KeyedState::FIXED_KEY)
+    }
+}
+
+impl BuildHasher for KeyedState {
+    type Hasher = KeyedHasher;
+
+    #[inline]
+    fn build_hasher(&self) -> KeyedHasher {
+        KeyedHasher {
+            hash: self.seed,
+            mul: self.mul,
+        }
+    }
+}
+
+/// The hasher of maps keyed by outside data, made by a [`KeyedState`]: each word is xored
+/// into the state, which is then folded-multiplied by the key-derived multiplier.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyedHasher {
+    hash: u64,
+    mul: u64,
+}
+
+impl KeyedHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = fold(self.hash ^ word, self.mul);
+    }
+}
+
+word_hasher!(KeyedHasher, |h| h.hash);
+
+/// A `HashMap` keyed by outside data, hashed under a [`KeyedState`].
+pub type KeyedMap<K, V> = HashMap<K, V, KeyedState>;
+/// A `HashSet` of outside data, hashed under a [`KeyedState`].
+pub type KeyedSet<T> = HashSet<T, KeyedState>;
+
+/// A [`KeyedMap`] with room for `n` entries, hashed under `state`.
+pub fn keyed_map<K, V>(n: usize, state: KeyedState) -> KeyedMap<K, V> {
+    HashMap::with_capacity_and_hasher(n, state)
+}
+
+/// A 64-bit digest of a whole value through its `Hash`: every word is mixed in by rotate, xor
+/// and multiply (each step a bijection of the state and of the word, so one changed word
+/// always changes the digest), finished with a folded multiply. Not keyed: for comparing
+/// values a crate computed, not for maps.
+#[derive(Debug, Clone, Copy)]
+pub struct DigestHasher {
+    hash: u64,
+}
+
+impl Default for DigestHasher {
+    fn default() -> Self {
+        DigestHasher { hash: K2 }
+    }
+}
+
+impl DigestHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(23) ^ word).wrapping_mul(K);
+    }
+}
+
+word_hasher!(DigestHasher, |h| fold(h.hash, K2));
+
+#[cfg(test)]
+mod tests {
+    use std::hash::Hash;
+
+    use super::*;
+
+    fn digest(v: impl Hash) -> u64 {
+        let mut h = DigestHasher::default();
+        v.hash(&mut h);
+        h.finish()
+    }
+
+    type Key = (&'static str, &'static str);
+
+    const PAIRS: [(Key, Key); 4] = [
+        (("ns", "a"), ("ns", "b")),
+        (("a", ""), ("", "a")),
+        (("a", "b"), ("a\0", "b")),
+        (("abcdefgh", ""), ("abcdefgh\0", "")),
+    ];
+
+    #[test]
+    fn fast_keys_and_digests_tell_values_apart() {
+        let b = FastBuild::default();
+        let key = |k: (&str, &str)| b.hash_one(k);
+        for (x, y) in PAIRS {
+            assert_ne!(key(x), key(y), "{x:?} {y:?}");
+            assert_ne!(digest(x), digest(y), "{x:?} {y:?}");
+        }
+        assert_eq!(key(("ns", "a")), key(("ns", "a")));
+        assert_eq!(digest(("ns", "a")), digest(("ns", "a")));
+        assert_ne!(digest([0u64, 0]), digest([0u64, 0, 0]));
+        assert_ne!(digest(Some(true)), digest(Some(false)));
+        assert_ne!(digest(Option::<bool>::None), digest(Some(false)));
+        let mut m: FastMap<(&str, &str), usize> = fast_map(4);
+        m.insert(("ns", "a"), 1);
+        m.insert(("ns", "b"), 2);
+        assert_eq!(m.get(&("ns", "b")), Some(&2));
+        let set: FastSet<u64> = (0..1000).collect();
+        assert_eq!(set.len(), 1000);
+    }
+
+    #[test]
+    fn keyed_keys_tell_values_apart_under_any_key() {
+        for key in [KeyedState::FIXED_KEY, [0, 0], [u64::MAX, 1], [K, K2]] {
+            let s = KeyedState::new(key);
+            let h = |k: (&str, &str)| s.hash_one(k);
+            for (x, y) in PAIRS {
+                assert_ne!(h(x), h(y), "{key:?}: {x:?} {y:?}");
+            }
+            assert_eq!(h(("ns", "a")), h(("ns", "a")));
+            let many: HashSet<u64> = (0..10_000u32).map(|i| s.hash_one(format!("svc-{i}"))).collect();
+            assert_eq!(many.len(), 10_000, "{key:?}");
+        }
+    }
+
+    #[test]
+    fn the_key_changes_the_hash_and_the_default_is_fixed() {
+        let fixed = KeyedState::default();
+        assert_eq!(fixed, KeyedState::new(KeyedState::FIXED_KEY));
+        let other = KeyedState::new([1, 2]);
+        assert_ne!(fixed.hash_one("default/web"), other.hash_one("default/web"));
+        assert_ne!(KeyedState::new([1, 2]), KeyedState::new([2, 1]));
+        // A multiply-add seeded with the key would collide here under every key: a
+        // second word shifted by K times the first word's difference.
+        let (a, b) = ([1u64, 0], [0u64, K]);
+        let fast = FastBuild::default();
+        assert_eq!(fast.hash_one(a), fast.hash_one(b));
+        assert_ne!(fixed.hash_one(a), fixed.hash_one(b));
+        assert_ne!(other.hash_one(a), other.hash_one(b));
+    }
+}
