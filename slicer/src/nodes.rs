@@ -5,13 +5,13 @@
 
 use svcnet_model::Node;
 
-use crate::hash::FastMap;
+use svcnet_model::hash::KeyedMap;
 
 /// Node names with their zone label (`topology.kubernetes.io/zone`), for endpoint zones and for
 /// noticing Pods on Nodes that do not exist.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeZones {
-    zones: FastMap<String, Option<String>>,
+    zones: KeyedMap<String, Option<String>>,
 }
 
 pub(crate) enum NodeLookup<'a> {

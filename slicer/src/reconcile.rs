@@ -25,6 +25,7 @@ use crate::nodes::NodeZones;
 use crate::plan::{Plan, SyncError};
 use crate::ports::{PortKey, Resolution, all_numeric, endpoint_ports, kubernetes_port_order, resolve};
 use crate::service::{Options, ServiceInfo};
+use svcnet_model::hash::KeyedMap;
 
 mod incremental;
 
@@ -335,7 +336,7 @@ pub struct ServiceSlices {
     info: ServiceInfo,
     options: Options,
     slices: BTreeMap<u32, Entry>,
-    by_name: FastMap<String, u32>,
+    by_name: KeyedMap<String, u32>,
     next_seq: u32,
     keys: Keys,
     /// Pods considered per port group (a group is desired while this is non-zero).
@@ -369,7 +370,7 @@ impl ServiceSlices {
             info,
             options,
             slices: BTreeMap::new(),
-            by_name: FastMap::default(),
+            by_name: KeyedMap::default(),
             next_seq: 0,
             keys: Keys::default(),
             members: FastMap::default(),
@@ -994,7 +995,10 @@ impl ServiceSlices {
             let (seq, mut w) = match target {
                 Some(i) => {
                     let seq = unchanged.remove(i);
-                    let Some(e) = self.slices.get(&seq) else { continue };
+                    let e = self
+                        .slices
+                        .get(&seq)
+                        .expect("invariant: unchanged slices are held");
                     let mut s = copy_without_endpoints(&e.slice);
                     self.reorder_ports(e.key, &mut s);
                     s.endpoints = Some(match taken.as_deref_mut().and_then(|t| t.remove(&seq)) {
