@@ -199,7 +199,21 @@ proptest! {
         for u in &plan.update {
             let old = old_by_name.get(&u.metadata.name).copied();
             prop_assert!(old.is_some(), "update of an unknown slice");
-            prop_assert_ne!(old.unwrap(), &**u, "an update that changes nothing");
+            if old.unwrap() == &**u {
+                // The one no-op update Kubernetes v1.37.2 writes (endpointslice reconciler.go,
+                // `reconcile` then `finalize`): with no endpoint desired and a slice of another
+                // owner to delete, the owned placeholder is deleted too, a fresh placeholder is
+                // created, and `finalize` turns that pair into an update of the old placeholder
+                // with the same content.
+                let foreign_deleted = plan
+                    .delete
+                    .iter()
+                    .any(|d| d.metadata.owner_references.as_ref().is_some_and(|o| o.iter().all(|r| r.uid != "uid-web")));
+                prop_assert!(
+                    u.endpoints().is_empty() && want.is_empty() && foreign_deleted,
+                    "an update that changes nothing"
+                );
+            }
         }
         prop_assert!(state.sync(&new_pods, &nodes(), &mut names).is_empty());
     }
