@@ -11,7 +11,9 @@ use rand_core::RngCore;
 
 use crate::cluster_ip::ClusterIpRange;
 use crate::error::AllocError;
+#[cfg(feature = "script")]
 use crate::multi_cidr::MultiCidrAllocator;
+#[cfg(feature = "script")]
 use crate::net::IpFamily;
 use crate::ports::NodePortAllocator;
 
@@ -117,7 +119,8 @@ impl Allocator for NodePortAllocator {
 }
 
 /// One family of a [`MultiCidrAllocator`], as the MetaAllocator of that family: addresses
-/// taken without an owner.
+/// taken without an owner. Used by the script runner (feature `script`).
+#[cfg(feature = "script")]
 #[derive(Debug)]
 pub(crate) struct FamilyAllocator<'a> {
     /// The allocator.
@@ -126,6 +129,7 @@ pub(crate) struct FamilyAllocator<'a> {
     pub family: IpFamily,
 }
 
+#[cfg(feature = "script")]
 impl Allocator for FamilyAllocator<'_> {
     type Item = IpAddr;
 
