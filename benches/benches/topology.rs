@@ -138,28 +138,31 @@ fn hints(c: &mut Criterion) {
         b.iter(|| ZoneCapacity::from_nodes(black_box(&nodes)))
     });
     let cap = ZoneCapacity::from_nodes(&nodes).expect("valid nodes");
-    let fresh = SliceSet::existing(slices(false));
+    // Each run gets slices of its own, as a controller that hands its slices over does: a
+    // `SliceSet` clone would share them, and hinting would then copy every slice it rewrites.
+    let fresh_slices = slices(false);
+    let fresh = SliceSet::existing(fresh_slices.clone());
     c.bench_function("hints/5000 endpoints, 3 zones, first hinting", |b| {
         b.iter_batched(
-            || fresh.clone(),
+            || SliceSet::existing(fresh_slices.clone()),
             |set| reconcile_hints(&svc, "IPv4", set, &cap, false, &opts),
             BatchSize::LargeInput,
         )
     });
     let first = reconcile_hints(&svc, "IPv4", fresh.clone(), &cap, false, &opts);
-    let steady = SliceSet::existing(first.slices.iter().cloned());
+    let steady_slices: Vec<EndpointSlice> = first.slices.iter().cloned().collect();
     c.bench_function("hints/5000 endpoints, 3 zones, steady state", |b| {
         b.iter_batched(
-            || steady.clone(),
+            || SliceSet::existing(steady_slices.clone()),
             |set| reconcile_hints(&svc, "IPv4", set, &cap, true, &opts),
             BatchSize::LargeInput,
         )
     });
-    let stale = SliceSet::existing(slices(true));
+    let stale = slices(true);
     c.bench_function("hints/5000 endpoints, 3 zones, removing hints", |b| {
         let plain = service("web", false);
         b.iter_batched(
-            || stale.clone(),
+            || SliceSet::existing(stale.clone()),
             |set| reconcile_hints(&plain, "IPv4", set, &cap, true, &opts),
             BatchSize::LargeInput,
         )
