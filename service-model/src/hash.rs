@@ -29,10 +29,8 @@
 //!   backend's endpoint chains by socket address: keyed. The iptables chain sets and chain
 //!   sequence maps (keys are chain hashes): fast. `svcnet_rules::nftables::FxHasher` and
 //!   `FxBuild` are [`FastHasher`] and [`FastBuild`] under their earlier public names.
-//! - svcnet-slicer keeps its own identity hasher for maps keyed by the 128-bit endpoint
-//!   identities and port-list ids it computes (that hasher passes them through nearly
-//!   untouched); its maps keyed by names (Node zones, slices by name, Services by
-//!   (namespace, name), the controller's Pod and slice lookups) are keyed, with the default key.
+//! - svcnet-slicer keeps its own identity hasher: its maps are keyed by 128-bit endpoint
+//!   identities that it computes, which that hasher passes through nearly untouched.
 //!
 //! Keys reach the keyed maps from the caller: `ProxyConfig::hash_key` (svcnet-rules, for the
 //! proxy model and the topology index it builds), `SliceIndex::build_keyed` (svcnet-topology),

@@ -30,7 +30,6 @@ use crate::nodes::NodeZones;
 use crate::plan::Plan;
 use crate::reconcile::ServiceSlices;
 use crate::service::Options;
-use svcnet_model::hash::{KeyedMap, KeyedSet};
 
 /// True when the EndpointSlice controller reads `slice` as its own: its
 /// `endpointslice.kubernetes.io/managed-by` label names the controller, or is absent (inputs
@@ -56,8 +55,8 @@ pub(crate) fn managed_by_mirroring(slice: &EndpointSlice) -> bool {
 /// label `name` and lives in `ns`, or has no namespace (an input written by hand).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SlicesByService<'a> {
-    exact: KeyedMap<(&'a str, &'a str), Vec<usize>>,
-    any_namespace: KeyedMap<&'a str, Vec<usize>>,
+    exact: FastMap<(&'a str, &'a str), Vec<usize>>,
+    any_namespace: FastMap<&'a str, Vec<usize>>,
 }
 
 impl<'a> SlicesByService<'a> {
@@ -416,7 +415,7 @@ fn hint(service: &Service, sync: &mut ServiceSync, hinting: &Hinting<'_>) {
         }
         // Where each slice handed to hinting goes back, by name (hinting may move an unchanged
         // slice to the updates).
-        let mut back: KeyedMap<String, VecDeque<usize>> = KeyedMap::default();
+        let mut back: FastMap<String, VecDeque<usize>> = FastMap::default();
         for &i in written.iter().chain(&unchanged) {
             if let Some(s) = &slots[i] {
                 back.entry(s.metadata.name().to_owned()).or_default().push_back(i);
@@ -499,7 +498,7 @@ pub fn mirror_all(
     names: &mut dyn NameSource,
 ) -> MirrorSync {
     let groups = SlicesByService::new(slices.iter().map(|s| &**s));
-    let mut seen: KeyedSet<(&str, &str)> = KeyedSet::default();
+    let mut seen: FastSet<(&str, &str)> = FastSet::default();
     let mut keys: Vec<(&str, &str)> = Vec::new();
     let mirrored = slices
         .iter()
@@ -514,7 +513,7 @@ pub fn mirror_all(
             keys.push(k);
         }
     }
-    let mut by_key: KeyedMap<(&str, &str), Objects<'_>> = KeyedMap::default();
+    let mut by_key: FastMap<(&str, &str), Objects<'_>> = FastMap::default();
     for s in services {
         by_key
             .entry((s.metadata.namespace(), s.metadata.name()))
@@ -551,8 +550,8 @@ pub fn mirror_all(
 /// The slices after `plan` is applied to `existing`: deletes dropped, updates replacing the
 /// slice of the same name, creates appended.
 fn applied(existing: Vec<Arc<EndpointSlice>>, plan: &Plan) -> Vec<Arc<EndpointSlice>> {
-    let deleted: KeyedSet<&str> = plan.delete.iter().map(|s| s.metadata.name()).collect();
-    let mut updated: KeyedMap<&str, &Arc<EndpointSlice>> = KeyedMap::default();
+    let deleted: FastSet<&str> = plan.delete.iter().map(|s| s.metadata.name()).collect();
+    let mut updated: FastMap<&str, &Arc<EndpointSlice>> = FastMap::default();
     for u in &plan.update {
         updated.entry(u.metadata.name()).or_insert(u);
     }

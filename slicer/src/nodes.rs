@@ -5,13 +5,13 @@
 
 use svcnet_model::Node;
 
-use svcnet_model::hash::KeyedMap;
+use crate::hash::FastMap;
 
 /// Node names with their zone label (`topology.kubernetes.io/zone`), for endpoint zones and for
 /// noticing Pods on Nodes that do not exist.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeZones {
-    zones: KeyedMap<String, Option<String>>,
+    zones: FastMap<String, Option<String>>,
 }
 
 pub(crate) enum NodeLookup<'a> {

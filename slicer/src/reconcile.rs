@@ -25,7 +25,6 @@ use crate::nodes::NodeZones;
 use crate::plan::{Plan, SyncError};
 use crate::ports::{PortKey, Resolution, all_numeric, endpoint_ports, kubernetes_port_order, resolve};
 use crate::service::{Options, ServiceInfo};
-use svcnet_model::hash::KeyedMap;
 
 mod incremental;
 
@@ -336,7 +335,7 @@ pub struct ServiceSlices {
     info: ServiceInfo,
     options: Options,
     slices: BTreeMap<u32, Entry>,
-    by_name: KeyedMap<String, u32>,
+    by_name: FastMap<String, u32>,
     next_seq: u32,
     keys: Keys,
     /// Pods considered per port group (a group is desired while this is non-zero).
@@ -370,7 +369,7 @@ impl ServiceSlices {
             info,
             options,
             slices: BTreeMap::new(),
-            by_name: KeyedMap::default(),
+            by_name: FastMap::default(),
             next_seq: 0,
             keys: Keys::default(),
             members: FastMap::default(),
