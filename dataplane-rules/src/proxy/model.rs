@@ -841,16 +841,8 @@ mod tests {
 
     /// The Services, slices and Nodes of a `v1` `List`.
     fn objects(state: &serde_json::Value) -> (Vec<Service>, Vec<EndpointSlice>, Vec<Node>) {
-        let (mut services, mut slices, mut nodes) = (Vec::new(), Vec::new(), Vec::new());
-        for item in state["items"].as_array().unwrap() {
-            match item["kind"].as_str() {
-                Some("Service") => services.push(serde_json::from_value(item.clone()).unwrap()),
-                Some("EndpointSlice") => slices.push(serde_json::from_value(item.clone()).unwrap()),
-                Some("Node") => nodes.push(serde_json::from_value(item.clone()).unwrap()),
-                _ => {}
-            }
-        }
-        (services, slices, nodes)
+        let set = svcnet_test_support::objects::object_set(state).expect("a v1 List");
+        (set.services, set.endpoint_slices, set.nodes)
     }
 
     fn check_against_reference(services: &[Service], slices: &[EndpointSlice], nodes: &[Node], what: &str) {
