@@ -312,6 +312,21 @@ struct Draft {
     update: Vec<(u32, Written)>,
     delete: Vec<u32>,
     errors: Vec<SyncError>,
+    /// Changes to [`ServiceSlices::unlike`], in order: `Some` records the desired form of an
+    /// endpoint a slice keeps in another form, `None` forgets it.
+    unlike: Vec<((Family, EndpointId), Option<Endpoint>)>,
+    /// The plan is a full reconcile: `unlike` replaces the record instead of editing it.
+    unlike_reset: bool,
+}
+
+impl Draft {
+    /// Appends one address family's part.
+    fn extend(&mut self, d: Draft) {
+        self.create.extend(d.create);
+        self.update.extend(d.update);
+        self.delete.extend(d.delete);
+        self.unlike.extend(d.unlike);
+    }
 }
 
 /// The changes one Pod brings to one port group.
@@ -343,6 +358,12 @@ pub struct ServiceSlices {
     pods: FastMap<u128, PodEntry>,
     pending_pods: Vec<(u128, PodEntry)>,
     index: Option<FastMap<(Family, EndpointId), u32>>,
+    /// The desired form of endpoints that a slice left unchanged holds in another form that
+    /// differs beyond its hints (an unset string where the Pod gives an empty one, a stray
+    /// `deprecatedTopology`, a target reference's resource version, ...). A full reconcile
+    /// that rewrites such a slice writes every endpoint in its desired form; a one-Pod sync
+    /// that rewrites it takes the desired form from here (or drops the hints) to write the same.
+    unlike: FastMap<(Family, EndpointId), Endpoint>,
 }
 
 impl ServiceSlices {
@@ -376,6 +397,7 @@ impl ServiceSlices {
             pods: FastMap::default(),
             pending_pods: Vec::new(),
             index: None,
+            unlike: FastMap::default(),
         };
         for slice in existing {
             s.insert_entry(slice, None);
@@ -641,6 +663,7 @@ impl ServiceSlices {
             .collect();
         let mut draft = Draft {
             errors,
+            unlike_reset: true,
             ..Draft::default()
         };
         for &f in &families {
@@ -672,9 +695,7 @@ impl ServiceSlices {
                 },
                 true,
             );
-            draft.create.extend(d.create);
-            draft.update.extend(d.update);
-            draft.delete.extend(d.delete);
+            draft.extend(d);
         }
         // Slices of an address type the Service no longer has go last, never recycled.
         for (&seq, e) in &self.slices {
@@ -839,13 +860,22 @@ impl ServiceSlices {
                     s.metadata.labels = Some(labels);
                     updates.push((seq, Written::new(s, Some(kept_ids))));
                 }
-            } else if labels_changed {
-                let mut s = EndpointSlice::clone(&e.slice);
-                self.reorder_ports(e.key, &mut s);
-                s.metadata.labels = Some(labels);
-                updates.push((seq, Written::new(s, Some(e.ids.clone()))));
             } else {
-                unchanged.push(seq);
+                // The slice keeps its endpoints as they are: remember the desired form of
+                // those that differ beyond their hints, for a later one-Pod rewrite.
+                for ((d, ep), id) in kept.into_iter().zip(old).zip(&e.ids) {
+                    if !equal_but_hints(&d, ep) {
+                        out.unlike.push(((family, *id), Some(d)));
+                    }
+                }
+                if labels_changed {
+                    let mut s = EndpointSlice::clone(&e.slice);
+                    self.reorder_ports(e.key, &mut s);
+                    s.metadata.labels = Some(labels);
+                    updates.push((seq, Written::new(s, Some(e.ids.clone()))));
+                } else {
+                    unchanged.push(seq);
+                }
             }
         }
         self.fill(family, key, desired, updates, unchanged, None, out);
@@ -917,6 +947,16 @@ impl ServiceSlices {
                     continue;
                 }
                 let mut ids = e.ids.clone();
+                // A full reconcile rewrites every endpoint it keeps in its desired form: the
+                // Pod's own, and for the others the recorded form, or the same without hints.
+                for (slot, id) in eps.iter_mut().zip(&ids) {
+                    if let Some(d) = self.unlike.get(&(family, *id)) {
+                        *slot = d.clone();
+                        out.unlike.push(((family, *id), None));
+                    } else {
+                        slot.hints = None;
+                    }
+                }
                 for &(i, id) in &replace_at {
                     if let (Some(d), Some(slot)) = (desired.take(id), eps.get_mut(i)) {
                         *slot = d;
@@ -937,8 +977,15 @@ impl ServiceSlices {
                 updates.push((seq, Written::new(s, Some(ids))));
                 continue;
             }
-            for &(_, id) in &replace_at {
-                desired.take(id);
+            // The slice keeps the Pod's endpoint as it is: record its desired form where it
+            // differs beyond the hints, as a full reconcile leaves it.
+            for &(i, id) in &replace_at {
+                if let Some(d) = desired.take(id)
+                    && let Some(old) = eps.get(i)
+                    && !equal_but_hints(&d, old)
+                {
+                    out.unlike.push(((family, id), Some(d)));
+                }
             }
             if labels_changed {
                 let mut s = copy_without_endpoints(&e.slice);
@@ -1135,7 +1182,29 @@ impl ServiceSlices {
     }
 
     /// Names the creates, applies the draft to the state and returns the plan.
-    fn commit(&mut self, draft: Draft, names: &mut dyn NameSource) -> Plan {
+    fn commit(&mut self, mut draft: Draft, names: &mut dyn NameSource) -> Plan {
+        if draft.unlike_reset {
+            self.unlike.clear();
+        }
+        for &seq in &draft.delete {
+            if let Some(e) = self.slices.get(&seq)
+                && let Some(f) = e.family
+            {
+                for id in &e.ids {
+                    self.unlike.remove(&(f, *id));
+                }
+            }
+        }
+        for (k, d) in std::mem::take(&mut draft.unlike) {
+            match d {
+                Some(d) => {
+                    self.unlike.insert(k, d);
+                }
+                None => {
+                    self.unlike.remove(&k);
+                }
+            }
+        }
         let deletes = draft.delete.clone();
         let (plan, updates, create_ids) = self.to_plan(draft, names);
         // Keep the endpoint index in step: forget the identities a slice loses, then record
@@ -1237,6 +1306,18 @@ fn copy_without_endpoints(s: &EndpointSlice) -> EndpointSlice {
         endpoints: None,
         ports: s.ports.clone(),
     }
+}
+
+/// Equal in every field but the hints: what a slice holds is what a full reconcile would write
+/// once the hints are dropped.
+fn equal_but_hints(a: &Endpoint, b: &Endpoint) -> bool {
+    a.addresses == b.addresses
+        && a.conditions == b.conditions
+        && a.hostname == b.hostname
+        && a.target_ref == b.target_ref
+        && a.deprecated_topology == b.deprecated_topology
+        && a.node_name == b.node_name
+        && a.zone == b.zone
 }
 
 fn strip_hints(s: &mut EndpointSlice) {

@@ -604,3 +604,45 @@ fn mirroring_keeps_portless_subsets() {
     );
     assert!(again.plan.is_empty(), "{again:?}");
 }
+
+/// Found by the `slicer` fuzz target: a slice the full reconcile left alone holds an endpoint
+/// in a form the controller never writes (here a stray `deprecatedTopology` and empty hints),
+/// which the reconcile does not compare. When another Pod's change rewrites that slice, the
+/// full reconcile writes every endpoint it keeps in its desired form; the one-Pod path used to
+/// keep the stray form and so planned a different update.
+#[test]
+fn one_pod_rewrite_writes_kept_endpoints_in_their_desired_form() {
+    let svc = service(&["IPv4"], IntOrString::Int(8080));
+    let mut ps = pods(3);
+    let mut first = ServiceSlices::new(&svc, [], Options::default()).unwrap();
+    drop(first.sync(&ps, &nodes(), &mut SeededNames::new(1)));
+    let mut existing = current(&first);
+    for ep in existing[0].endpoints.iter_mut().flatten().take(2) {
+        ep.deprecated_topology = Some([("k".to_string(), "v".to_string())].into());
+        ep.hints = Some(EndpointHints::default());
+    }
+    let mut state = ServiceSlices::new(&svc, existing, Options::default()).unwrap();
+    drop(state.sync(&ps, &nodes(), &mut SeededNames::new(1)));
+    assert!(
+        current(&state)[0]
+            .endpoints()
+            .iter()
+            .any(|e| e.deprecated_topology.is_some()),
+        "the full reconcile keeps the slice as it is"
+    );
+    let mut full = state.clone();
+
+    // Pod p2 stops being ready: its slice is rewritten.
+    ps[2] = pod("p2", &v4(2), "n1", false, None);
+    let inc = state.update_pod(&ps[2], &nodes(), &mut SeededNames::new(2));
+    let reference = full.sync(&ps, &nodes(), &mut SeededNames::new(2));
+    assert_eq!(inc.update, reference.update);
+    assert_eq!(inc.update.len(), 1);
+    assert!(
+        inc.update[0]
+            .endpoints()
+            .iter()
+            .all(|e| e.deprecated_topology.is_none() && e.hints.is_none())
+    );
+    assert_eq!(current(&state), current(&full));
+}

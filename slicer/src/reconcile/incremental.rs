@@ -95,6 +95,16 @@ impl ServiceSlices {
         }
         let mut draft = Draft::default();
         let families = self.info.families.clone();
+        // The Pod's endpoints are written anew or recorded again below.
+        for f in families.iter().copied() {
+            for id in [old, new.as_ref().map(|(n, _)| *n)]
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.ids[f.index()])
+            {
+                self.unlike.remove(&(f, id));
+            }
+        }
         let mut new_eps = new.as_ref().map(|(_, e)| e.clone()).unwrap_or_default();
         for f in families {
             let mut deltas: BTreeMap<u32, Delta> = BTreeMap::new();
@@ -178,9 +188,7 @@ impl ServiceSlices {
                     Arc::make_mut(&mut e.slice).endpoints = Some(v);
                 }
             }
-            draft.create.extend(d.create);
-            draft.update.extend(d.update);
-            draft.delete.extend(d.delete);
+            draft.extend(d);
         }
         match new {
             Some((n, _)) => {
