@@ -25,6 +25,7 @@ use crate::nodes::NodeZones;
 use crate::plan::{Plan, SyncError};
 use crate::ports::{PortKey, Resolution, all_numeric, endpoint_ports, kubernetes_port_order, resolve};
 use crate::service::{Options, ServiceInfo};
+use svcnet_model::hash::{KeyedMap, KeyedSet};
 
 mod incremental;
 
@@ -353,7 +354,7 @@ pub struct ServiceSlices {
     info: ServiceInfo,
     options: Options,
     slices: BTreeMap<u32, Entry>,
-    by_name: FastMap<String, u32>,
+    by_name: KeyedMap<String, u32>,
     next_seq: u32,
     keys: Keys,
     /// Pods considered per port group (a group is desired while this is non-zero).
@@ -383,11 +384,12 @@ impl ServiceSlices {
     ) -> Result<ServiceSlices, SliceError> {
         options.check()?;
         let info = ServiceInfo::new(service, &options)?;
+        let hash_key = options.hash_key;
         let mut s = ServiceSlices {
             info,
             options,
             slices: BTreeMap::new(),
-            by_name: FastMap::default(),
+            by_name: KeyedMap::with_hasher(hash_key),
             next_seq: 0,
             keys: Keys::default(),
             members: FastMap::default(),
@@ -1117,7 +1119,8 @@ impl ServiceSlices {
         Vec<Option<Vec<EndpointId>>>,
     ) {
         // Names given in this plan (a set: a 10,000-Pod Service creates 100 slices).
-        let mut taken: FastSet<String> = FastSet::default();
+        let mut taken: KeyedSet<String> =
+            KeyedSet::with_capacity_and_hasher(draft.create.len(), self.options.hash_key);
         let mut create = Vec::with_capacity(draft.create.len());
         let mut create_ids = Vec::with_capacity(draft.create.len());
         for Written { slice: mut s, ids } in draft.create {
@@ -1304,7 +1307,7 @@ pub fn reconcile<'a>(
 }
 
 /// `plan`, or [`SliceError::Internal`] when planning met a broken invariant (the first one).
-fn checked(plan: Plan) -> Result<Plan, SliceError> {
+pub(crate) fn checked(plan: Plan) -> Result<Plan, SliceError> {
     match plan.errors.iter().find_map(SyncError::internal) {
         Some(detail) => Err(SliceError::Internal { detail }),
         None => Ok(plan),
