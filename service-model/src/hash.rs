@@ -29,13 +29,19 @@
 //!   backend's endpoint chains by socket address: keyed. The iptables chain sets and chain
 //!   sequence maps (keys are chain hashes): fast. `svcnet_rules::nftables::FxHasher` and
 //!   `FxBuild` are [`FastHasher`] and [`FastBuild`] under their earlier public names.
-//! - svcnet-slicer keeps its own identity hasher: its maps are keyed by 128-bit endpoint
-//!   identities that it computes, which that hasher passes through nearly untouched.
+//! - svcnet-slicer: Node zones by Node name, a Service's slices by name and the names a plan
+//!   gives, the controller's slices by (namespace, Service name), mirroring's Services and
+//!   Endpoints by (namespace, name), and applied plans' slices by name: keyed. Its own identity
+//!   hasher (not this module's) for the maps keyed by the 128-bit endpoint and Pod identities,
+//!   interned port-list ids and positions it computes, which that hasher passes through nearly
+//!   untouched.
 //!
 //! Keys reach the keyed maps from the caller: `ProxyConfig::hash_key` (svcnet-rules, for the
 //! proxy model and the topology index it builds), `SliceIndex::build_keyed` (svcnet-topology),
-//! `NftProxier::with_hash_key` (svcnet-rules). The nftables rule set's name maps and the
-//! iptables per-port endpoint index use the default key.
+//! `NftProxier::with_hash_key` (svcnet-rules), `Options::hash_key` and
+//! `NodeZones::with_hash_key` (svcnet-slicer). The nftables rule set's name maps, the iptables
+//! per-port endpoint index, the slicer's hinting and mirroring lookups and applied plans use
+//! the default key.
 //!
 //! Neither is a cryptographic hash; [`KeyedState`] with a secret key makes flooding a map
 //! with colliding keys impractical without the key, it does not make hash values secret.
