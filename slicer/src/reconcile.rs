@@ -1021,6 +1021,8 @@ impl ServiceSlices {
                 (seq, self.slices.get(&seq))
             });
             let (seq, mut w) = match held {
+                // `slice_to_fill` checked every unchanged slice is held: this arm only keeps a
+                // future bug from panicking.
                 Some((_, None)) => {
                     out.errors.push(SyncError::Internal {
                         detail: UNCHANGED_HELD,
