@@ -454,6 +454,8 @@ impl DnsZone {
         let Some(keys) = self.slices_by_service.get(key) else {
             return v;
         };
+        // Kept as `expect`: no `Result` here (records and lookups are infallible), and
+        // `store_slice`/`remove_slice` are the only writers of both maps, in step.
         for k in keys {
             let s = self
                 .slices

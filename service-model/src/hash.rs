@@ -29,13 +29,19 @@
 //!   backend's endpoint chains by socket address: keyed. The iptables chain sets and chain
 //!   sequence maps (keys are chain hashes): fast. `svcnet_rules::nftables::FxHasher` and
 //!   `FxBuild` are [`FastHasher`] and [`FastBuild`] under their earlier public names.
-//! - svcnet-slicer keeps its own identity hasher: its maps are keyed by 128-bit endpoint
-//!   identities that it computes, which that hasher passes through nearly untouched.
+//! - svcnet-slicer: Node zones by Node name, a Service's slices by name and the names a plan
+//!   gives, the controller's slices by (namespace, Service name), mirroring's Services and
+//!   Endpoints by (namespace, name), and applied plans' slices by name: keyed. Its own identity
+//!   hasher (not this module's) for the maps keyed by the 128-bit endpoint and Pod identities,
+//!   interned port-list ids and positions it computes, which that hasher passes through nearly
+//!   untouched.
 //!
 //! Keys reach the keyed maps from the caller: `ProxyConfig::hash_key` (svcnet-rules, for the
 //! proxy model and the topology index it builds), `SliceIndex::build_keyed` (svcnet-topology),
-//! `NftProxier::with_hash_key` (svcnet-rules). The nftables rule set's name maps and the
-//! iptables per-port endpoint index use the default key.
+//! `NftProxier::with_hash_key` (svcnet-rules), `Options::hash_key` and
+//! `NodeZones::with_hash_key` (svcnet-slicer). The nftables rule set's name maps, the iptables
+//! per-port endpoint index, the slicer's hinting and mirroring lookups and applied plans use
+//! the default key.
 //!
 //! Neither is a cryptographic hash; [`KeyedState`] with a secret key makes flooding a map
 //! with colliding keys impractical without the key, it does not make hash values secret.
@@ -77,11 +83,27 @@ fn words(bytes: &[u8], mut add: impl FnMut(u64)) {
         add(u64::from_le_bytes(*c));
     }
     if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        w[7] = rest.len() as u8;
-        add(u64::from_le_bytes(w));
+        add(tail_word(rest));
     }
+}
+
+/// A tail of 1 to 7 bytes as the little-endian word of the bytes zero-padded to 7, with the
+/// length in the top byte. Built from overlapping reads (no copy of a variable length, which
+/// is a `memcpy` call): where two reads overlap they hold the same bytes, so or-ing them in
+/// place gives every byte once.
+#[inline]
+fn tail_word(rest: &[u8]) -> u64 {
+    let n = rest.len();
+    debug_assert!((1..8).contains(&n));
+    let bytes = if n >= 4 {
+        let lo = rest.first_chunk::<4>().map_or(0, |c| u32::from_le_bytes(*c));
+        let hi = rest.last_chunk::<4>().map_or(0, |c| u32::from_le_bytes(*c));
+        u64::from(lo) | (u64::from(hi) << (8 * (n - 4)))
+    } else {
+        let at = |i: usize| u64::from(rest.get(i).copied().unwrap_or(0)) << (8 * i);
+        at(0) | at(n / 2) | at(n.saturating_sub(1))
+    };
+    bytes | ((n as u64) << 56)
 }
 
 /// `Hasher` for a word-at-a-time state with an `add(word)` step: bytes go in as 8-byte
@@ -295,6 +317,23 @@ mod tests {
         assert_eq!(m.get(&("ns", "b")), Some(&2));
         let set: FastSet<u64> = (0..1000).collect();
         assert_eq!(set.len(), 1000);
+    }
+
+    /// The tail word built from overlapping reads is the zero-padded copy with the length in
+    /// the top byte, for every length and byte position.
+    #[test]
+    fn tail_words_are_the_padded_bytes_and_the_length() {
+        for n in 1..8usize {
+            for at in 0..n {
+                let mut rest = [0x5au8; 7];
+                rest[at] = 0xc3;
+                let rest = &rest[..n];
+                let mut w = [0u8; 8];
+                w[..n].copy_from_slice(rest);
+                w[7] = n as u8;
+                assert_eq!(tail_word(rest), u64::from_le_bytes(w), "{n} {at}");
+            }
+        }
     }
 
     #[test]

@@ -28,8 +28,9 @@ use crate::mirror::{MirrorEvent, MirrorOptions, mirror_shared};
 use crate::names::NameSource;
 use crate::nodes::NodeZones;
 use crate::plan::Plan;
-use crate::reconcile::ServiceSlices;
+use crate::reconcile::{ServiceSlices, checked};
 use crate::service::Options;
+use svcnet_model::hash::{KeyedMap, KeyedSet, KeyedState};
 
 /// True when the EndpointSlice controller reads `slice` as its own: its
 /// `endpointslice.kubernetes.io/managed-by` label names the controller, or is absent (inputs
@@ -55,14 +56,17 @@ pub(crate) fn managed_by_mirroring(slice: &EndpointSlice) -> bool {
 /// label `name` and lives in `ns`, or has no namespace (an input written by hand).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SlicesByService<'a> {
-    exact: FastMap<(&'a str, &'a str), Vec<usize>>,
-    any_namespace: FastMap<&'a str, Vec<usize>>,
+    exact: KeyedMap<(&'a str, &'a str), Vec<usize>>,
+    any_namespace: KeyedMap<&'a str, Vec<usize>>,
 }
 
 impl<'a> SlicesByService<'a> {
-    /// Groups `slices`; positions count from 0 in the order given.
-    pub fn new(slices: impl IntoIterator<Item = &'a EndpointSlice>) -> Self {
-        let mut g = SlicesByService::default();
+    /// Groups `slices`, hashing names under `key`; positions count from 0 in the order given.
+    pub fn new(slices: impl IntoIterator<Item = &'a EndpointSlice>, key: KeyedState) -> Self {
+        let mut g = SlicesByService {
+            exact: KeyedMap::with_hasher(key),
+            any_namespace: KeyedMap::with_hasher(key),
+        };
         for (i, s) in slices.into_iter().enumerate() {
             let Some(name) = s.service_name() else { continue };
             let ns = s.metadata.namespace();
@@ -252,7 +256,7 @@ impl Controller<'_> {
                 .is_some_and(|h| hints_populated(service, existing.iter().map(|s| &**s), &h.options))
         });
         let mut state = ServiceSlices::with_shared(service, existing, self.options.clone())?;
-        let plan = state.sync(pods, self.nodes, names);
+        let plan = checked(state.sync(pods, self.nodes, names))?;
         let mut out = ServiceSync {
             plan,
             slices: state.into_slices(),
@@ -299,7 +303,7 @@ impl Controller<'_> {
         slices: Vec<Arc<EndpointSlice>>,
         names: &mut dyn NameSource,
     ) -> ClusterSync {
-        let groups = SlicesByService::new(slices.iter().map(|s| &**s));
+        let groups = SlicesByService::new(slices.iter().map(|s| &**s), self.options.hash_key);
         let mine: Vec<Vec<usize>> = services
             .iter()
             .map(|svc| {
@@ -346,7 +350,7 @@ impl Controller<'_> {
     /// another controller; both are listed in [`ClusterSync::skipped`]. The result's `slices`
     /// are all of `slices`, in order, the rewritten ones replaced.
     pub fn hint_all(&self, services: &[Service], slices: Vec<Arc<EndpointSlice>>) -> ClusterSync {
-        let groups = SlicesByService::new(slices.iter().map(|s| &**s));
+        let groups = SlicesByService::new(slices.iter().map(|s| &**s), self.options.hash_key);
         let labelled: Vec<Vec<usize>> = services
             .iter()
             .map(|svc| groups.labelled(svc.metadata.namespace(), svc.metadata.name()))
@@ -415,7 +419,7 @@ fn hint(service: &Service, sync: &mut ServiceSync, hinting: &Hinting<'_>) {
         }
         // Where each slice handed to hinting goes back, by name (hinting may move an unchanged
         // slice to the updates).
-        let mut back: FastMap<String, VecDeque<usize>> = FastMap::default();
+        let mut back: KeyedMap<String, VecDeque<usize>> = KeyedMap::default();
         for &i in written.iter().chain(&unchanged) {
             if let Some(s) = &slots[i] {
                 back.entry(s.metadata.name().to_owned()).or_default().push_back(i);
@@ -497,8 +501,8 @@ pub fn mirror_all(
     options: &MirrorOptions,
     names: &mut dyn NameSource,
 ) -> MirrorSync {
-    let groups = SlicesByService::new(slices.iter().map(|s| &**s));
-    let mut seen: FastSet<(&str, &str)> = FastSet::default();
+    let groups = SlicesByService::new(slices.iter().map(|s| &**s), KeyedState::default());
+    let mut seen: KeyedSet<(&str, &str)> = KeyedSet::default();
     let mut keys: Vec<(&str, &str)> = Vec::new();
     let mirrored = slices
         .iter()
@@ -513,7 +517,7 @@ pub fn mirror_all(
             keys.push(k);
         }
     }
-    let mut by_key: FastMap<(&str, &str), Objects<'_>> = FastMap::default();
+    let mut by_key: KeyedMap<(&str, &str), Objects<'_>> = KeyedMap::default();
     for s in services {
         by_key
             .entry((s.metadata.namespace(), s.metadata.name()))
@@ -550,8 +554,8 @@ pub fn mirror_all(
 /// The slices after `plan` is applied to `existing`: deletes dropped, updates replacing the
 /// slice of the same name, creates appended.
 fn applied(existing: Vec<Arc<EndpointSlice>>, plan: &Plan) -> Vec<Arc<EndpointSlice>> {
-    let deleted: FastSet<&str> = plan.delete.iter().map(|s| s.metadata.name()).collect();
-    let mut updated: FastMap<&str, &Arc<EndpointSlice>> = FastMap::default();
+    let deleted: KeyedSet<&str> = plan.delete.iter().map(|s| s.metadata.name()).collect();
+    let mut updated: KeyedMap<&str, &Arc<EndpointSlice>> = KeyedMap::default();
     for u in &plan.update {
         updated.entry(u.metadata.name()).or_insert(u);
     }

@@ -32,4 +32,10 @@ pub enum SliceError {
         /// The Service's name.
         name: String,
     },
+    /// A broken invariant of svcnet itself, never the input's fault; please report it.
+    #[error("internal error: {detail}")]
+    Internal {
+        /// The invariant that broke.
+        detail: &'static str,
+    },
 }

@@ -5,13 +5,13 @@
 
 use svcnet_model::Node;
 
-use crate::hash::FastMap;
+use svcnet_model::hash::{KeyedMap, KeyedState};
 
 /// Node names with their zone label (`topology.kubernetes.io/zone`), for endpoint zones and for
 /// noticing Pods on Nodes that do not exist.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NodeZones {
-    zones: FastMap<String, Option<String>>,
+    zones: KeyedMap<String, Option<String>>,
 }
 
 pub(crate) enum NodeLookup<'a> {
@@ -23,6 +23,16 @@ impl NodeZones {
     /// No nodes.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// No nodes; Node names are hashed under `key` (see [`Options::hash_key`]) instead of the
+    /// fixed default key. Lookups give the same answers under every key.
+    ///
+    /// [`Options::hash_key`]: crate::Options::hash_key
+    pub fn with_hash_key(key: KeyedState) -> Self {
+        NodeZones {
+            zones: KeyedMap::with_hasher(key),
+        }
     }
 
     /// The zones of `nodes`.

@@ -100,6 +100,22 @@ pub enum SyncError {
         /// The missing Node.
         node: String,
     },
+    /// A broken invariant of svcnet itself, never the input's fault; please report it. The
+    /// plan it comes with is not to be trusted.
+    Internal {
+        /// The invariant that broke.
+        detail: &'static str,
+    },
+}
+
+impl SyncError {
+    /// The broken invariant, when this is [`SyncError::Internal`].
+    pub fn internal(&self) -> Option<&'static str> {
+        match self {
+            SyncError::Internal { detail } => Some(detail),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for SyncError {
@@ -114,6 +130,7 @@ impl fmt::Display for SyncError {
                 f,
                 "skipping Pod {pod} for Service {namespace}/{service}: Node {node} Not Found"
             ),
+            SyncError::Internal { detail } => write!(f, "internal error: {detail}"),
         }
     }
 }

@@ -25,6 +25,7 @@ use crate::nodes::NodeZones;
 use crate::plan::{Plan, SyncError};
 use crate::ports::{PortKey, Resolution, all_numeric, endpoint_ports, kubernetes_port_order, resolve};
 use crate::service::{Options, ServiceInfo};
+use svcnet_model::hash::{KeyedMap, KeyedSet};
 
 mod incremental;
 
@@ -58,7 +59,9 @@ impl Keys {
             return i;
         }
         // Fewer than 2^32 distinct port lists: each comes from a Service port or a slice.
-        let i = u32::try_from(self.keys.len()).expect("port-list keys fit in u32");
+        // Kept as `expect` (no `Result` here, and it cannot fail): every key is a `Vec` the
+        // state holds, so 2^32 of them do not fit in memory.
+        let i = u32::try_from(self.keys.len()).expect("invariant: fewer than 2^32 port-list keys");
         self.ordered.push((k.0.len() > 1).then(|| {
             let mut ordered = k.0.clone();
             kubernetes_port_order(&mut ordered);
@@ -311,6 +314,8 @@ struct Draft {
     create: Vec<Written>,
     update: Vec<(u32, Written)>,
     delete: Vec<u32>,
+    /// Requeue conditions, and [`SyncError::Internal`] when an invariant of this state broke
+    /// (the plan is then not to be trusted; [`reconcile`] turns it into an error).
     errors: Vec<SyncError>,
     /// Changes to [`ServiceSlices::unlike`], in order: `Some` records the desired form of an
     /// endpoint a slice keeps in another form, `None` forgets it.
@@ -320,14 +325,19 @@ struct Draft {
 }
 
 impl Draft {
-    /// Appends one address family's part.
-    fn extend(&mut self, d: Draft) {
-        self.create.extend(d.create);
-        self.update.extend(d.update);
-        self.delete.extend(d.delete);
-        self.unlike.extend(d.unlike);
+    /// Adds the writes and errors of `other` (another address type's).
+    fn absorb(&mut self, other: Draft) {
+        self.create.extend(other.create);
+        self.update.extend(other.update);
+        self.delete.extend(other.delete);
+        self.errors.extend(other.errors);
+        self.unlike.extend(other.unlike);
     }
 }
+
+/// The invariant [`ServiceSlices::fill`] relies on: the slices it is given as unchanged are
+/// held by the state.
+const UNCHANGED_HELD: &str = "an unchanged slice the filler was given is not held by the state";
 
 /// The changes one Pod brings to one port group.
 #[derive(Debug, Default)]
@@ -350,7 +360,7 @@ pub struct ServiceSlices {
     info: ServiceInfo,
     options: Options,
     slices: BTreeMap<u32, Entry>,
-    by_name: FastMap<String, u32>,
+    by_name: KeyedMap<String, u32>,
     next_seq: u32,
     keys: Keys,
     /// Pods considered per port group (a group is desired while this is non-zero).
@@ -386,11 +396,12 @@ impl ServiceSlices {
     ) -> Result<ServiceSlices, SliceError> {
         options.check()?;
         let info = ServiceInfo::new(service, &options)?;
+        let hash_key = options.hash_key;
         let mut s = ServiceSlices {
             info,
             options,
             slices: BTreeMap::new(),
-            by_name: FastMap::default(),
+            by_name: KeyedMap::with_hasher(hash_key),
             next_seq: 0,
             keys: Keys::default(),
             members: FastMap::default(),
@@ -695,7 +706,7 @@ impl ServiceSlices {
                 },
                 true,
             );
-            draft.extend(d);
+            draft.absorb(d);
         }
         // Slices of an address type the Service no longer has go last, never recycled.
         for (&seq, e) in &self.slices {
@@ -1036,15 +1047,29 @@ impl ServiceSlices {
         while desired.len() > 0 {
             let mut target: Option<usize> = None;
             if desired.len() < max && !unchanged.is_empty() {
-                target = self.slice_to_fill(&unchanged, desired.len(), max);
+                match self.slice_to_fill(&unchanged, desired.len(), max) {
+                    Ok(t) => target = t,
+                    Err(e) => {
+                        // A broken invariant: report it, and fill new slices only.
+                        out.errors.push(e);
+                        unchanged.clear();
+                    }
+                }
             }
-            let (seq, mut w) = match target {
-                Some(i) => {
-                    let seq = unchanged.remove(i);
-                    let e = self
-                        .slices
-                        .get(&seq)
-                        .expect("invariant: unchanged slices are held");
+            let held = target.map(|i| {
+                let seq = unchanged.remove(i);
+                (seq, self.slices.get(&seq))
+            });
+            let (seq, mut w) = match held {
+                // `slice_to_fill` checked every unchanged slice is held: this arm only keeps a
+                // future bug from panicking.
+                Some((_, None)) => {
+                    out.errors.push(SyncError::Internal {
+                        detail: UNCHANGED_HELD,
+                    });
+                    continue;
+                }
+                Some((seq, Some(e))) => {
                     let mut s = copy_without_endpoints(&e.slice);
                     self.reorder_ports(e.key, &mut s);
                     s.endpoints = Some(match taken.as_deref_mut().and_then(|t| t.remove(&seq)) {
@@ -1080,10 +1105,10 @@ impl ServiceSlices {
 
     /// The slice [`ServiceSlices::slice_to_fill`] would pick for `n` new endpoints of group
     /// `key` when no slice of the group is rewritten.
-    fn fill_candidate(&self, family: Family, key: u32, n: usize) -> Option<u32> {
+    fn fill_candidate(&self, family: Family, key: u32, n: usize) -> Result<Option<u32>, SyncError> {
         let max = self.options.max_endpoints_per_slice;
         if n >= max {
-            return None;
+            return Ok(None);
         }
         let group: Vec<u32> = self
             .slices
@@ -1091,21 +1116,23 @@ impl ServiceSlices {
             .filter(|(_, e)| e.owned && e.family == Some(family) && e.key == key)
             .map(|(&seq, _)| seq)
             .collect();
-        self.slice_to_fill(&group, n, max)
-            .and_then(|i| group.get(i).copied())
+        Ok(self
+            .slice_to_fill(&group, n, max)?
+            .and_then(|i| group.get(i).copied()))
     }
 
     /// `getSliceToFill`: the unchanged slice that is closest to full once `n` endpoints are
-    /// added without going over `max` (the first such on ties).
-    fn slice_to_fill(&self, unchanged: &[u32], n: usize, max: usize) -> Option<usize> {
+    /// added without going over `max` (the first such on ties). Fails with
+    /// [`SyncError::Internal`] when a slice of `unchanged` is not held (a bug of this crate).
+    fn slice_to_fill(&self, unchanged: &[u32], n: usize, max: usize) -> Result<Option<usize>, SyncError> {
         let mut best: Option<(usize, usize)> = None;
         for (i, seq) in unchanged.iter().enumerate() {
-            let len = self
-                .slices
-                .get(seq)
-                .expect("invariant: unchanged slices are held")
-                .ids
-                .len();
+            let Some(e) = self.slices.get(seq) else {
+                return Err(SyncError::Internal {
+                    detail: UNCHANGED_HELD,
+                });
+            };
+            let len = e.ids.len();
             let Some(diff) = max.checked_sub(n + len) else {
                 continue;
             };
@@ -1116,7 +1143,7 @@ impl ServiceSlices {
                 }
             }
         }
-        best.map(|(_, i)| i)
+        Ok(best.map(|(_, i)| i))
     }
 
     // ----- applying ------------------------------------------------------------------------
@@ -1134,7 +1161,8 @@ impl ServiceSlices {
         Vec<Option<Vec<EndpointId>>>,
     ) {
         // Names given in this plan (a set: a 10,000-Pod Service creates 100 slices).
-        let mut taken: FastSet<String> = FastSet::default();
+        let mut taken: KeyedSet<String> =
+            KeyedSet::with_capacity_and_hasher(draft.create.len(), self.options.hash_key);
         let mut create = Vec::with_capacity(draft.create.len());
         let mut create_ids = Vec::with_capacity(draft.create.len());
         for Written { slice: mut s, ids } in draft.create {
@@ -1351,5 +1379,84 @@ pub fn reconcile<'a>(
     names: &mut dyn NameSource,
 ) -> Result<Plan, SliceError> {
     let mut state = ServiceSlices::new(service, existing, options.clone())?;
-    Ok(state.plan(pods, nodes, names))
+    checked(state.plan(pods, nodes, names))
+}
+
+/// `plan`, or [`SliceError::Internal`] when planning met a broken invariant (the first one).
+pub(crate) fn checked(plan: Plan) -> Result<Plan, SliceError> {
+    match plan.errors.iter().find_map(SyncError::internal) {
+        Some(detail) => Err(SliceError::Internal { detail }),
+        None => Ok(plan),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> ServiceSlices {
+        let service: Service = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}
+        }))
+        .unwrap();
+        ServiceSlices::new(&service, [], Options::default()).unwrap()
+    }
+
+    const MESSAGE: &str = "internal error: an unchanged slice the filler was given is not held by the state";
+
+    /// An unchanged slice the state does not hold (a bug of this crate) is reported as
+    /// `SyncError::Internal`, not a panic; the endpoints still go into new slices.
+    #[test]
+    fn an_unchanged_slice_that_is_not_held_is_an_internal_error() {
+        let mut state = state();
+        let err = state.slice_to_fill(&[7], 1, 100).unwrap_err();
+        assert_eq!(
+            err,
+            SyncError::Internal {
+                detail: UNCHANGED_HELD
+            }
+        );
+        assert_eq!(err.to_string(), MESSAGE);
+
+        let key = state.keys.intern(PortKey::of(&[]));
+        let ep: Endpoint = serde_json::from_value(serde_json::json!({"addresses": ["10.0.0.1"]})).unwrap();
+        let mut desired = DesiredSet::default();
+        desired.insert(EndpointId::of(&ep), ep);
+        let mut out = Draft::default();
+        state.fill(Family::V4, key, desired, Vec::new(), vec![7], None, &mut out);
+        assert_eq!(
+            out.errors,
+            [SyncError::Internal {
+                detail: UNCHANGED_HELD
+            }]
+        );
+        assert_eq!(out.create.len(), 1);
+        assert!(out.update.is_empty());
+    }
+
+    /// `reconcile`, the crate's `Result` entry point, returns `SliceError::Internal` for a plan
+    /// that met a broken invariant, and the plan otherwise.
+    #[test]
+    fn a_plan_with_an_internal_error_is_an_error() {
+        let mut plan = Plan::default();
+        plan.errors.push(SyncError::NodeNotFound {
+            pod: "p".into(),
+            namespace: "shop".into(),
+            service: "web".into(),
+            node: "n".into(),
+        });
+        assert_eq!(checked(plan.clone()), Ok(plan.clone()));
+        plan.errors.push(SyncError::Internal {
+            detail: UNCHANGED_HELD,
+        });
+        let err = checked(plan).unwrap_err();
+        assert_eq!(
+            err,
+            SliceError::Internal {
+                detail: UNCHANGED_HELD
+            }
+        );
+        assert_eq!(err.to_string(), MESSAGE);
+    }
 }

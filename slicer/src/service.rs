@@ -4,6 +4,7 @@
 //! `setEndpointSliceLabels`, `ownedBy`).
 
 use smallvec::SmallVec;
+use svcnet_model::hash::KeyedState;
 use svcnet_model::{
     EndpointSlice, OwnerReference, Pod, Service, StringMap, labels as slice_labels, traffic_distribution,
 };
@@ -31,6 +32,29 @@ pub struct Options {
     /// `PreferSameTrafficDistribution` feature: GA and locked on since Kubernetes 1.35, so
     /// `true` by default). Only decides whether hints are kept.
     pub prefer_same_traffic_distribution: bool,
+    /// The key of the maps the slicer keys by names from the input (a Service's slices by
+    /// name, the names a plan gives, and [`Controller`](crate::Controller)'s lookups of slices
+    /// by Service): [`KeyedState::default`]'s fixed key unless set. An embedder that reads
+    /// untrusted objects sets a secret one against crafted hash collisions (see
+    /// [`svcnet_model::hash`]); plans are the same under every key. [`NodeZones`] takes its
+    /// own ([`NodeZones::with_hash_key`]).
+    ///
+    /// [`NodeZones`]: crate::NodeZones
+    /// [`NodeZones::with_hash_key`]: crate::NodeZones::with_hash_key
+    ///
+    /// ```
+    /// use svcnet_model::hash::KeyedState;
+    /// use svcnet_slicer::{NodeZones, Options};
+    ///
+    /// // The embedder's secret, from its own randomness.
+    /// let key = KeyedState::new([0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210]);
+    /// let options = Options { hash_key: key, ..Options::default() };
+    /// let mut nodes = NodeZones::with_hash_key(key);
+    /// nodes.insert("node-1", Some("zone-a"));
+    /// assert_eq!(nodes.zone("node-1"), Some("zone-a"));
+    /// assert_eq!(options.max_endpoints_per_slice, 100);
+    /// ```
+    pub hash_key: KeyedState,
 }
 
 impl Default for Options {
@@ -39,6 +63,7 @@ impl Default for Options {
             max_endpoints_per_slice: 100,
             trigger_time: None,
             prefer_same_traffic_distribution: true,
+            hash_key: KeyedState::default(),
         }
     }
 }

@@ -646,3 +646,32 @@ fn one_pod_rewrite_writes_kept_endpoints_in_their_desired_form() {
     );
     assert_eq!(current(&state), current(&full));
 }
+
+/// The hash key of the name-keyed maps changes no plan: from scratch, and again over the
+/// slices it wrote with some Pods gone (slices found by name, a name taken by another plan).
+#[test]
+fn plans_are_the_same_under_another_hash_key() {
+    let svc = service(&["IPv4"], IntOrString::Int(8080));
+    let key = svcnet_model::hash::KeyedState::new([0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210]);
+    let keyed = Options {
+        hash_key: key,
+        ..Options::default()
+    };
+    let keyed_nodes = {
+        let mut n = NodeZones::with_hash_key(key);
+        n.insert("n1", Some("zone-a"));
+        n.insert("n2", Some("zone-b"));
+        n
+    };
+    let plan = |nodes: &NodeZones, opts: &Options, ps: &[Pod], existing: Vec<svcnet_model::EndpointSlice>| {
+        reconcile(&svc, ps, nodes, existing, opts, &mut SeededNames::new(7)).unwrap()
+    };
+    let ps = pods(250);
+    let first = plan(&nodes(), &Options::default(), &ps, Vec::new());
+    assert_eq!(plan(&keyed_nodes, &keyed, &ps, Vec::new()), first);
+    let existing: Vec<_> = first.create.iter().map(|s| (**s).clone()).collect();
+    let fewer = &ps[..130];
+    let second = plan(&nodes(), &Options::default(), fewer, existing.clone());
+    assert!(!second.is_empty());
+    assert_eq!(plan(&keyed_nodes, &keyed, fewer, existing), second);
+}

@@ -261,27 +261,24 @@ fn giving_and_receiving(
     }
     let mut giving = BTreeMap::new();
     let mut receiving = BTreeMap::new();
-    while let (Some((g, give)), Some((r, take))) = (largest(&surplus), largest(&deficit)) {
-        if (give < 1.0 && take < 1.0) || give < 0.5 || take < 0.5 {
+    while let (Some((g, give)), Some((r, take))) = (largest(&mut surplus), largest(&mut deficit)) {
+        if (*give < 1.0 && *take < 1.0) || *give < 0.5 || *take < 0.5 {
             break;
         }
         *giving.entry(g.to_owned()).or_insert(0) += 1;
         *receiving.entry(r.to_owned()).or_insert(0) += 1;
-        *surplus
-            .get_mut(g)
-            .expect("invariant: the largest surplus is in the map") -= 1.0;
-        *deficit
-            .get_mut(r)
-            .expect("invariant: the largest deficit is in the map") -= 1.0;
+        *give -= 1.0;
+        *take -= 1.0;
     }
     (giving, receiving)
 }
 
-/// The zone with the largest positive value; ties go to the first zone by name.
-fn largest<'a>(m: &BTreeMap<&'a str, f64>) -> Option<(&'a str, f64)> {
-    let mut best: Option<(&str, f64)> = None;
-    for (&z, &v) in m {
-        if v > best.map_or(0.0, |b| b.1) {
+/// The zone with the largest positive value, with that value to change in place (no second
+/// lookup that could miss); ties go to the first zone by name.
+fn largest<'m, 'a>(m: &'m mut BTreeMap<&'a str, f64>) -> Option<(&'a str, &'m mut f64)> {
+    let mut best: Option<(&'a str, &'m mut f64)> = None;
+    for (&z, v) in m.iter_mut() {
+        if *v > best.as_ref().map_or(0.0, |b| *b.1) {
             best = Some((z, v));
         }
     }

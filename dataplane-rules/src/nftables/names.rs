@@ -35,7 +35,8 @@ pub(crate) fn hash_and_truncate(name: &str) -> String {
 /// Appends [`hash_and_truncate`]`(name)` to `out`.
 pub(crate) fn push_hash_and_truncate(out: &mut String, name: &str) {
     let start = out.len();
-    out.push_str(std::str::from_utf8(&hash8(name)).expect("invariant: base32 text is ASCII"));
+    // Base32 letters and digits are ASCII: each byte is its own char.
+    out.extend(hash8(name).map(char::from));
     out.push('-');
     out.push_str(name);
     if out.len() - start > NAME_BASE_LENGTH_MAX {

@@ -68,6 +68,7 @@ impl ServiceSlices {
             new = Some((entry, eps));
         }
         let mut plan = self.apply_pod_change(pk, new, names);
+        errors.append(&mut plan.errors);
         plan.errors = errors;
         plan
     }
@@ -165,11 +166,15 @@ impl ServiceSlices {
                     {
                         continue;
                     }
-                    if let Some(seq) = self.fill_candidate(f, *k, homeless)
-                        && let Some(e) = self.slices.get_mut(&seq)
-                    {
-                        let body = Arc::make_mut(&mut e.slice);
-                        taken.insert(seq, body.endpoints.take().unwrap_or_default());
+                    match self.fill_candidate(f, *k, homeless) {
+                        Ok(Some(seq)) => {
+                            if let Some(e) = self.slices.get_mut(&seq) {
+                                let body = Arc::make_mut(&mut e.slice);
+                                taken.insert(seq, body.endpoints.take().unwrap_or_default());
+                            }
+                        }
+                        Ok(None) => {}
+                        Err(e) => draft.errors.push(e),
                     }
                 }
             }
@@ -188,7 +193,7 @@ impl ServiceSlices {
                     Arc::make_mut(&mut e.slice).endpoints = Some(v);
                 }
             }
-            draft.extend(d);
+            draft.absorb(d);
         }
         match new {
             Some((n, _)) => {
