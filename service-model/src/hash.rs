@@ -76,11 +76,28 @@ fn words(bytes: &[u8], mut add: impl FnMut(u64)) {
     for c in chunks {
         add(u64::from_le_bytes(*c));
     }
-    if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        w[7] = rest.len() as u8;
-        add(u64::from_le_bytes(w));
+    let n = rest.len();
+    if n != 0 {
+        // The tail's bytes little-endian, its length in the top byte, read as two overlapping
+        // loads (a copy into a buffer costs a `memcpy` call per short string).
+        let u32_at = |at: usize| {
+            rest.get(at..at + 4)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map_or(0, |b| u64::from(u32::from_le_bytes(b)))
+        };
+        let u16_at = |at: usize| {
+            rest.get(at..at + 2)
+                .and_then(|b| <[u8; 2]>::try_from(b).ok())
+                .map_or(0, |b| u64::from(u16::from_le_bytes(b)))
+        };
+        let w = if n >= 4 {
+            u32_at(0) | u32_at(n - 4) << (8 * (n - 4))
+        } else if n >= 2 {
+            u16_at(0) | u16_at(n - 2) << (8 * (n - 2))
+        } else {
+            rest.first().map_or(0, |&b| u64::from(b))
+        };
+        add(w | (n as u64) << 56);
     }
 }
 
@@ -275,6 +292,30 @@ mod tests {
         (("a", "b"), ("a\0", "b")),
         (("abcdefgh", ""), ("abcdefgh\0", "")),
     ];
+
+    #[test]
+    fn words_are_the_bytes_little_endian_with_the_tail_length_on_top() {
+        // The plain reading: 8-byte chunks, then the tail zero-padded with its length in
+        // the last byte.
+        fn reference(bytes: &[u8]) -> Vec<u64> {
+            let mut out = Vec::new();
+            for c in bytes.chunks(8) {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                if c.len() < 8 {
+                    w[7] = c.len() as u8;
+                }
+                out.push(u64::from_le_bytes(w));
+            }
+            out
+        }
+        let text: Vec<u8> = (1..=40u8).map(|b| b.wrapping_mul(37)).collect();
+        for n in 0..=text.len() {
+            let mut got = Vec::new();
+            words(&text[..n], |w| got.push(w));
+            assert_eq!(got, reference(&text[..n]), "{n} bytes");
+        }
+    }
 
     #[test]
     fn fast_keys_and_digests_tell_values_apart() {
