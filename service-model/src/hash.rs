@@ -299,6 +299,30 @@ mod tests {
     ];
 
     #[test]
+    fn words_are_the_bytes_little_endian_with_the_tail_length_on_top() {
+        // The plain reading: 8-byte chunks, then the tail zero-padded with its length in
+        // the last byte.
+        fn reference(bytes: &[u8]) -> Vec<u64> {
+            let mut out = Vec::new();
+            for c in bytes.chunks(8) {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                if c.len() < 8 {
+                    w[7] = c.len() as u8;
+                }
+                out.push(u64::from_le_bytes(w));
+            }
+            out
+        }
+        let text: Vec<u8> = (1..=40u8).map(|b| b.wrapping_mul(37)).collect();
+        for n in 0..=text.len() {
+            let mut got = Vec::new();
+            words(&text[..n], |w| got.push(w));
+            assert_eq!(got, reference(&text[..n]), "{n} bytes");
+        }
+    }
+
+    #[test]
     fn fast_keys_and_digests_tell_values_apart() {
         let b = FastBuild::default();
         let key = |k: (&str, &str)| b.hash_one(k);

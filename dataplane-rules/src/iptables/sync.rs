@@ -928,7 +928,7 @@ mod tests {
         let mut out = changed_services(&by_service(before), &by_service(after));
         for p in &after.ports {
             let k = (p.name.namespace.clone(), p.name.name.clone());
-            if before.slice_digests.get(&k) != after.slice_digests.get(&k) {
+            if before.slice_digest(&k.0, &k.1) != after.slice_digest(&k.0, &k.1) {
                 out.insert(k);
             }
         }

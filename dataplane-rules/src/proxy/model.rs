@@ -3,7 +3,6 @@
 //! `pkg/proxy/servicechangetracker.go` `serviceToServiceMap`, `pkg/proxy/topology.go`
 //! `CategorizeEndpoints`).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 
@@ -216,18 +215,12 @@ pub struct ProxyModel {
     pub node: NodeTopology,
     /// Every service port programmed, sorted by (namespace, name, port name, protocol).
     ///
-    /// The iptables syncs tell changed Services by digests of these taken when the model is
-    /// built: a model whose ports are edited by hand afterwards must be built anew (or at
-    /// least change its number of ports) for a partial sync to see the edit.
+    /// The iptables syncs tell changed Services by digests of these taken when a sync first
+    /// asks for them: a model whose ports are edited by hand after that must be built anew
+    /// (or at least change its number of ports) for a partial sync to see the edit.
     pub ports: Vec<ServicePortInfo>,
     /// Endpoints of all service ports, usable or not (large-cluster mode counts these).
     pub total_endpoints: usize,
-    /// A digest of the EndpointSlices of the family by Service (namespace, name), as
-    /// [`ProxyModel::build`] read them. kube-proxy counts any change to a slice object as an
-    /// endpoint change of its Service (a partial sync rewrites that Service's chains). Empty
-    /// for models built [`ProxyModel::from_index`].
-    #[serde(skip)]
-    pub slice_digests: HashMap<(String, String), u64>,
     /// A digest of each Service's ports (and slices), for the syncs' change detection.
     #[serde(skip)]
     pub(crate) digests: ServiceDigests,
@@ -244,10 +237,17 @@ pub(crate) struct Digests {
     pub(crate) ends: Vec<u32>,
 }
 
-/// [`Digests`] computed once, when the model is built (or on first use); not part of the
-/// model's value (equal models compare equal however far their digests were computed).
+/// [`Digests`] computed once, on first use, with the digests of the Services' slices taken
+/// when the model was [built](ProxyModel::build); not part of the model's value (equal models
+/// compare equal however far their digests were computed).
 #[derive(Debug, Clone, Default)]
-pub(crate) struct ServiceDigests(std::sync::OnceLock<Digests>);
+pub(crate) struct ServiceDigests {
+    /// The digest of each Service's slices, in port order, with the number of ports they
+    /// were taken for (`None` for models built [`ProxyModel::from_index`]).
+    slices: Option<(Vec<u64>, usize)>,
+    /// The digests, once computed.
+    cell: std::sync::OnceLock<Digests>,
+}
 
 impl PartialEq for ServiceDigests {
     fn eq(&self, _: &Self) -> bool {
@@ -265,6 +265,10 @@ impl ProxyModel {
     /// that node's Node object, when known (its `topology.kubernetes.io/zone` label drives zone
     /// hints). Services kube-proxy skips are left out (ExternalName, no ClusterIP of the
     /// family), and so are ports with an unknown protocol.
+    ///
+    /// The digest of each Service's EndpointSlices of the family is taken here too (kube-proxy
+    /// counts any change to a slice object as an endpoint change of its Service: a partial
+    /// iptables sync rewrites that Service's chains); see [`ProxyModel::slice_digest`].
     pub fn build(
         services: &[Service],
         slices: &[EndpointSlice],
@@ -273,10 +277,12 @@ impl ProxyModel {
     ) -> Self {
         let index = SliceIndex::build_keyed(slices, config.hash_key);
         let mut model = Self::from_index(&index, services, node, config);
-        let (by_service, sums) = slice_digests(slices, model.family, config.hash_key);
-        let d = digests(&model.ports, |k| sums.get(&k).copied().unwrap_or(0));
-        let _ = model.digests.0.set(d);
-        model.slice_digests = by_service;
+        let sums = slice_digests(slices, model.family, config.hash_key);
+        let mut by_service = Vec::new();
+        for_each_service(&model.ports, |key, _| {
+            by_service.push(sums.get(&key).copied().unwrap_or(0));
+        });
+        model.digests.slices = Some((by_service, model.ports.len()));
         model
     }
 
@@ -303,50 +309,94 @@ impl ProxyModel {
         for s in services {
             by_name.insert((s.metadata.namespace(), s.metadata.name()), s);
         }
-        // Every service port the proxier handles, in Service input order (each read from the
-        // last Service of its name), then sorted by name below, where a repeated service port
-        // (same name and protocol) gives way to the later one.
-        let mut found: Vec<ServicePortInfo> = Vec::with_capacity(services.len());
-        let mut scratch = Scratch::default();
+        // Every service port of the family the proxier may handle, in Service input order,
+        // each to be read from the last Service of its name. Repeats of a service port (same
+        // name and protocol, from one Service or from Services of one name) would all read
+        // the same port of the same Service: one of them is kept, once they are sorted by
+        // name below, and only then is the port's info built, straight into its place.
+        let mut found: Vec<Candidate<'_>> = Vec::with_capacity(services.len());
         for (first, p, f) in proxied_ports(services) {
             if f != family {
                 continue;
             }
+            let Some(protocol) = Protocol::parse(p.protocol()) else {
+                continue;
+            };
             let (namespace, name) = (first.metadata.namespace(), first.metadata.name());
             let Some(svc) = by_name.get(&(namespace, name)).copied() else {
                 continue;
             };
-            let port = svcnet_topology::ServicePortName {
-                namespace,
-                name,
-                port: p.name(),
+            found.push(Candidate {
+                key: PortKey {
+                    namespace,
+                    name,
+                    port: p.name(),
+                    protocol,
+                },
                 protocol: p.protocol(),
+                svc,
+            });
+        }
+        let order = sorted_unique(&found, config.hash_key);
+        let mut ports: Vec<ServicePortInfo> = Vec::with_capacity(order.len());
+        let mut scratch = Scratch::default();
+        let mut total_endpoints = 0;
+        for c in order.iter().filter_map(|&i| found.get(i as usize)) {
+            let port = svcnet_topology::ServicePortName {
+                namespace: c.key.namespace,
+                name: c.key.name,
+                port: c.key.port,
+                protocol: c.protocol,
             };
-            if let Some(info) = port_info(svc, &port, index, family, &topology, &options, &mut scratch) {
-                found.push(info);
+            if let Some(info) = port_info(c.svc, &port, index, family, &topology, &options, &mut scratch) {
+                total_endpoints += info.endpoints.len();
+                ports.push(info);
             }
         }
-        let ports = sort_and_dedup_ports(found, config.hash_key);
-        let total_endpoints = ports.iter().map(|p| p.endpoints.len()).sum();
         ProxyModel {
             family,
             node: topology,
             ports,
             total_endpoints,
-            slice_digests: HashMap::new(),
             digests: ServiceDigests::default(),
         }
     }
 
-    /// The digest of each Service (computed when built; from the ports alone for models
-    /// made otherwise, or whose ports were changed since).
-    pub(crate) fn service_digests(&self) -> std::borrow::Cow<'_, Digests> {
-        match self.digests.0.get() {
-            Some(d) if d.ends.last().map_or(0, |&e| e as usize) == self.ports.len() => {
-                std::borrow::Cow::Borrowed(d)
+    /// The digest of the EndpointSlices of the family of Service `namespace/name`, as
+    /// [`ProxyModel::build`] read them (their sum, so independent of their order): `None` for
+    /// a Service without ports in the model and for models built
+    /// [`ProxyModel::from_index`].
+    pub fn slice_digest(&self, namespace: &str, name: &str) -> Option<u64> {
+        let (sums, count) = self.digests.slices.as_ref()?;
+        if *count != self.ports.len() {
+            return None;
+        }
+        let mut found = None;
+        for_each_service(&self.ports, |key, i| {
+            if key == (namespace, name) {
+                found = sums.get(i).copied();
             }
-            Some(_) => std::borrow::Cow::Owned(digests(&self.ports, |_| 0)),
-            None => std::borrow::Cow::Borrowed(self.digests.0.get_or_init(|| digests(&self.ports, |_| 0))),
+        });
+        found
+    }
+
+    /// The digest of each Service (computed on first use, with the digests of its slices
+    /// when the model was built from them; from the ports alone for models made otherwise, or
+    /// whose number of ports changed since).
+    pub(crate) fn service_digests(&self) -> std::borrow::Cow<'_, Digests> {
+        let sums = match &self.digests.slices {
+            Some((sums, count)) if *count == self.ports.len() => Some(sums),
+            Some(_) => return std::borrow::Cow::Owned(digests(&self.ports, |_| 0)),
+            None => None,
+        };
+        let d = self
+            .digests
+            .cell
+            .get_or_init(|| digests(&self.ports, |i| sums.and_then(|s| s.get(i)).copied().unwrap_or(0)));
+        if d.ends.last().map_or(0, |&e| e as usize) == self.ports.len() {
+            std::borrow::Cow::Borrowed(d)
+        } else {
+            std::borrow::Cow::Owned(digests(&self.ports, |_| 0))
         }
     }
 
@@ -367,9 +417,24 @@ impl ProxyModel {
     }
 }
 
-/// The digest of each Service's ports (in port order), with `slices(namespace, name)`, the
-/// digest of its slices, mixed in.
-fn digests(ports: &[ServicePortInfo], slices: impl Fn((&str, &str)) -> u64) -> Digests {
+/// Calls `f` with the (namespace, name) and ordinal of each Service of `ports` (sorted by
+/// name, so each Service's ports run together), in port order.
+fn for_each_service<'p>(ports: &'p [ServicePortInfo], mut f: impl FnMut((&'p str, &'p str), usize)) {
+    let mut last: Option<(&str, &str)> = None;
+    let mut n = 0;
+    for p in ports {
+        let key = (p.name.namespace.as_str(), p.name.name.as_str());
+        if last != Some(key) {
+            f(key, n);
+            n += 1;
+            last = Some(key);
+        }
+    }
+}
+
+/// The digest of each Service's ports (in port order), with `slices(i)`, the digest of the
+/// slices of the `i`th Service, mixed in.
+fn digests(ports: &[ServicePortInfo], slices: impl Fn(usize) -> u64) -> Digests {
     use std::hash::Hasher;
     let mut out = Digests::default();
     let mut i = 0;
@@ -380,7 +445,7 @@ fn digests(ports: &[ServicePortInfo], slices: impl Fn((&str, &str)) -> u64) -> D
         h.write_u8(0xff);
         h.write(key.1.as_bytes());
         h.write_u8(0xff);
-        h.write_u64(slices(key));
+        h.write_u64(slices(out.digests.len()));
         let mut j = i;
         while let Some(p) = ports.get(j) {
             if (p.name.namespace.as_str(), p.name.name.as_str()) != key {
@@ -468,36 +533,112 @@ fn digest_port(p: &ServicePortInfo, h: &mut DigestHasher) {
     }
 }
 
-/// Values by Service (namespace, name).
-type ByService = HashMap<(String, String), u64>;
-
-/// Each Service's slices of `family`, digested as one value independent of their order: by
-/// (namespace, name), and the same over borrowed names.
+/// Each Service's slices of `family`, digested as one value independent of their order, by
+/// (namespace, name).
 fn slice_digests(
     slices: &[EndpointSlice],
     family: IpFamily,
     hash: KeyedState,
-) -> (ByService, KeyedMap<(&str, &str), u64>) {
-    use std::hash::{Hash, Hasher};
+) -> KeyedMap<(&str, &str), u64> {
     let mut sums: KeyedMap<(&str, &str), u64> = keyed_map(slices.len(), hash);
     for s in slices.iter().filter(|s| s.address_type == family.as_str()) {
         let Some(service) = s.service_name().filter(|n| !n.is_empty()) else {
             continue;
         };
-        let mut h = DigestHasher::default();
-        s.hash(&mut h);
         let d = sums.entry((s.metadata.namespace(), service)).or_default();
-        *d = d.wrapping_add(h.finish());
+        *d = d.wrapping_add(slice_digest(s));
     }
-    let mut out = HashMap::with_capacity(sums.len());
-    for (&(namespace, service), &d) in &sums {
-        out.insert((namespace.to_owned(), service.to_owned()), d);
-    }
-    (out, sums)
+    sums
 }
 
-/// Sorts service ports by name, keeping the last (in input order) of each name.
-fn sort_and_dedup_ports(found: Vec<ServicePortInfo>, hash: KeyedState) -> Vec<ServicePortInfo> {
+/// A digest of every field of a slice: its endpoints field by field, in few words (the
+/// fields a slice usually lacks as one word of flags), the rest through `Hash`.
+fn slice_digest(s: &EndpointSlice) -> u64 {
+    use std::hash::{Hash, Hasher};
+    use svcnet_model::{Endpoint as SliceEndpoint, EndpointConditions};
+    // Every field is named: a field added to the slice types must be added here.
+    let EndpointSlice {
+        api_version,
+        kind,
+        metadata,
+        address_type,
+        endpoints,
+        ports,
+    } = s;
+    let mut h = DigestHasher::default();
+    (api_version, kind, metadata, address_type, ports).hash(&mut h);
+    let tri = |b: &Option<bool>| match b {
+        None => 0u64,
+        Some(false) => 1,
+        Some(true) => 2,
+    };
+    match endpoints {
+        None => h.write_u64(u64::MAX),
+        Some(list) => {
+            h.write_usize(list.len());
+            for e in list {
+                let SliceEndpoint {
+                    addresses,
+                    conditions,
+                    hostname,
+                    target_ref,
+                    deprecated_topology,
+                    node_name,
+                    zone,
+                    hints,
+                } = e;
+                let EndpointConditions {
+                    ready,
+                    serving,
+                    terminating,
+                } = conditions;
+                let rare = hostname.is_some()
+                    || target_ref.is_some()
+                    || deprecated_topology.is_some()
+                    || zone.is_some()
+                    || hints.is_some();
+                h.write_u64(
+                    (addresses.len() as u64 & 0xffff_ffff)
+                        | tri(ready) << 32
+                        | tri(serving) << 34
+                        | tri(terminating) << 36
+                        | u64::from(node_name.is_some()) << 38
+                        | u64::from(rare) << 39,
+                );
+                for a in addresses {
+                    a.as_str().hash(&mut h);
+                }
+                if let Some(n) = node_name {
+                    n.as_str().hash(&mut h);
+                }
+                if rare {
+                    (hostname, target_ref, deprecated_topology, zone, hints).hash(&mut h);
+                }
+            }
+        }
+    }
+    h.finish()
+}
+
+/// A service port's name, borrowed, ordered as [`ServicePortName`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct PortKey<'a> {
+    namespace: &'a str,
+    name: &'a str,
+    port: &'a str,
+    protocol: Protocol,
+}
+
+/// A service port the proxier may handle: its name, its protocol as written, and the Service
+/// (the last of its name) it is read from.
+struct Candidate<'a> {
+    key: PortKey<'a>,
+    protocol: &'a str,
+    svc: &'a Service,
+}
+
+/// The positions of `found` sorted by name, one per name.
+fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
     // The first 8 bytes of a name, zero-padded, big-endian: when two differ, they order the
     // names as the full text does.
     fn prefix(s: &str) -> u64 {
@@ -508,12 +649,18 @@ fn sort_and_dedup_ports(found: Vec<ServicePortInfo>, hash: KeyedState) -> Vec<Se
         }
         u64::from_be_bytes(w)
     }
-    // Namespaces are few: each gets its rank in text order.
+    // Namespaces are few: each gets its rank in text order. Runs of one namespace (the
+    // usual input order) look the map up once.
     let mut ranks: KeyedMap<&str, u32> = keyed_map(64, hash);
     let mut namespaces: Vec<&str> = Vec::new();
-    for p in &found {
-        ranks.entry(p.name.namespace.as_str()).or_insert_with(|| {
-            namespaces.push(p.name.namespace.as_str());
+    let mut last: Option<&str> = None;
+    for c in found {
+        if last == Some(c.key.namespace) {
+            continue;
+        }
+        last = Some(c.key.namespace);
+        ranks.entry(c.key.namespace).or_insert_with(|| {
+            namespaces.push(c.key.namespace);
             0
         });
     }
@@ -525,17 +672,22 @@ fn sort_and_dedup_ports(found: Vec<ServicePortInfo>, hash: KeyedState) -> Vec<Se
     // 32 bits only make the runs below longer). Sorting them sorts by name, except within
     // runs of one namespace and name prefix, which are sorted again in full.
     let mut order: Vec<u128> = Vec::with_capacity(found.len());
-    for (i, p) in found.iter().enumerate() {
-        // Every namespace was ranked above.
-        let rank = ranks[p.name.namespace.as_str()];
+    let mut last: Option<(&str, u32)> = None;
+    for (i, c) in found.iter().enumerate() {
+        let rank = match last {
+            Some((ns, r)) if ns == c.key.namespace => r,
+            // Every namespace was ranked above.
+            _ => ranks.get(c.key.namespace).copied().unwrap_or(0),
+        };
+        last = Some((c.key.namespace, rank));
         order.push(
-            (u128::from(rank) << 96) | (u128::from(prefix(&p.name.name)) << 32) | (i as u128 & 0xffff_ffff),
+            (u128::from(rank) << 96) | (u128::from(prefix(c.key.name)) << 32) | (i as u128 & 0xffff_ffff),
         );
     }
     let big = found.len() > 0xffff_ffff;
     order.sort_unstable();
     let at = |k: u128| (k & 0xffff_ffff) as usize;
-    let name = |k: u128| found.get(at(k)).map(|p| &p.name);
+    let name = |k: u128| found.get(at(k)).map(|c| c.key);
     let mut start = 0;
     while let Some(&first) = order.get(start) {
         let mut end = start + 1;
@@ -549,23 +701,17 @@ fn sort_and_dedup_ports(found: Vec<ServicePortInfo>, hash: KeyedState) -> Vec<Se
         }
         start = end;
     }
-    // Of a run of one name (in input order), the last is the latest.
-    let mut keep = vec![false; found.len()];
-    for (i, &k) in order.iter().enumerate() {
-        let later = order.get(i + 1).is_some_and(|&n| name(n) == name(k));
-        if !later && let Some(slot) = keep.get_mut(at(k)) {
-            *slot = true;
+    // Of a run of one name, any stands for all (they read the same Service port).
+    let mut out: Vec<u32> = Vec::with_capacity(order.len());
+    let mut prev: Option<PortKey<'_>> = None;
+    for &k in &order {
+        let n = name(k);
+        if n != prev {
+            out.push(at(k) as u32);
+            prev = n;
         }
     }
-    let mut slots: Vec<Option<ServicePortInfo>> = found
-        .into_iter()
-        .zip(&keep)
-        .map(|(p, &kept)| kept.then_some(p))
-        .collect();
-    order
-        .iter()
-        .filter_map(|&k| slots.get_mut(at(k)).and_then(Option::take))
-        .collect()
+    out
 }
 
 /// Buffers reused from one service port to the next.
@@ -759,6 +905,8 @@ fn hints_digest(endpoints: &[ProxyEndpoint<'_>]) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use svcnet_topology::{NodeView, categorize};
 
     use super::*;
@@ -834,7 +982,6 @@ mod tests {
             node: topology,
             ports,
             total_endpoints,
-            slice_digests: HashMap::new(),
             digests: ServiceDigests::default(),
         }
     }
@@ -876,7 +1023,16 @@ mod tests {
                 let want = ProxyModel::build(&services, &slices, node, &config);
                 let got = ProxyModel::build(&services, &slices, node, &keyed);
                 assert_eq!(got, want, "seed {seed}");
-                assert_eq!(got.slice_digests, want.slice_digests, "seed {seed}");
+                for p in &want.ports {
+                    let (ns, name) = (p.name.namespace.as_str(), p.name.name.as_str());
+                    assert!(want.slice_digest(ns, name).is_some(), "seed {seed}");
+                    assert_eq!(
+                        got.slice_digest(ns, name),
+                        want.slice_digest(ns, name),
+                        "seed {seed}"
+                    );
+                }
+                assert_eq!(*got.service_digests(), *want.service_digests(), "seed {seed}");
             }
         }
     }
@@ -1025,7 +1181,12 @@ mod tests {
         };
         let labels = serde_json::json!({"kubernetes.io/service-name": "web"});
         let base = s(serde_json::json!([{"addresses": ["10.0.0.1"]}]), labels.clone());
-        let digest = |slices: &[EndpointSlice]| slice_digests(slices, IpFamily::V4, KeyedState::default()).0;
+        let digest = |slices: &[EndpointSlice]| -> HashMap<(String, String), u64> {
+            slice_digests(slices, IpFamily::V4, KeyedState::default())
+                .into_iter()
+                .map(|((ns, name), d)| ((ns.to_owned(), name.to_owned()), d))
+                .collect()
+        };
         let d = digest(std::slice::from_ref(&base));
         assert_eq!(d.len(), 1);
         assert_eq!(d, digest(std::slice::from_ref(&base)));
@@ -1043,6 +1204,43 @@ mod tests {
                 serde_json::json!([{"addresses": ["10.0.0.1"]}]),
                 serde_json::json!({"kubernetes.io/service-name": "web", "x": "y"}),
             ),
+            s(
+                serde_json::json!([{"addresses": ["10.0.0.1"], "nodeName": "n1"}]),
+                labels.clone(),
+            ),
+            s(
+                serde_json::json!([{"addresses": ["10.0.0.1"], "zone": "a"}]),
+                labels.clone(),
+            ),
+            s(
+                serde_json::json!([{"addresses": ["10.0.0.1"], "hostname": "h"}]),
+                labels.clone(),
+            ),
+            s(
+                serde_json::json!([{"addresses": ["10.0.0.1"], "targetRef": {"kind": "Pod", "name": "p"}}]),
+                labels.clone(),
+            ),
+            s(
+                serde_json::json!([{"addresses": ["10.0.0.1"], "conditions": {"serving": false}}]),
+                labels.clone(),
+            ),
+            s(
+                serde_json::json!([{"addresses": ["10.0.0.1"], "conditions": {"terminating": false}}]),
+                labels.clone(),
+            ),
+            s(
+                serde_json::json!([{"addresses": ["10.0.0.1", "10.0.0.2"]}]),
+                labels.clone(),
+            ),
+            s(
+                serde_json::json!([{"addresses": ["10.0.0.1"]}, {"addresses": ["10.0.0.2"]}]),
+                labels.clone(),
+            ),
+            s(
+                serde_json::json!([{"addresses": ["10.0.0.1"]}, {"addresses": []}]),
+                labels.clone(),
+            ),
+            s(serde_json::json!([]), labels.clone()),
         ] {
             assert_ne!(d, digest(std::slice::from_ref(&other)));
         }
