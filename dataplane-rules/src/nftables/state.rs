@@ -143,16 +143,6 @@ impl TableState {
     }
 }
 
-/// Whether `w` occurs in `s` (as `str::contains`, but finding candidates by their first
-/// byte, which is cheaper for the rare letters `g` and `j` in long DNAT rules).
-fn contains_by_first_byte(s: &str, w: &str) -> bool {
-    let Some(&first) = w.as_bytes().first() else {
-        return true;
-    };
-    s.match_indices(char::from(first))
-        .any(|(i, _)| s.as_bytes()[i..].starts_with(w.as_bytes()))
-}
-
 /// How to undo one applied operation.
 #[derive(Debug)]
 /// (Small: one is recorded for almost every operation.)
