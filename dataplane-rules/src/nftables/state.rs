@@ -105,10 +105,7 @@ impl TableState {
     /// knftables' `checkRuleRefs`: every `@set`, `vmap @map` and `goto`/`jump` target exists.
     fn check_rule_refs(&self, rule: &str) -> Result<(), NftError> {
         // most rules (the DNAT ones) reference nothing: skip the word scan
-        if !rule.contains('@')
-            && !contains_by_first_byte(rule, "goto")
-            && !contains_by_first_byte(rule, "jump")
-        {
+        if !rule.contains('@') && !rule.contains("goto") && !rule.contains("jump") {
             return Ok(());
         }
         let mut prev = "";
