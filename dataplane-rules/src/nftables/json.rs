@@ -377,7 +377,7 @@ impl Document {
     /// let mut tx = Transaction::new(Family::Ip, "kube-proxy");
     /// tx.add_table(Some("rules for kube-proxy"));
     /// tx.add_chain("services");
-    /// tx.add_rule("services", "ip daddr 10.0.0.1 tcp dport 80 drop".into(), None);
+    /// tx.add_rule("services", "ip daddr 10.0.0.1 tcp dport 80 drop", None);
     /// let json = Document::from_transaction(&tx).unwrap().to_json().unwrap();
     /// assert!(json.starts_with(r#"{"nftables":[{"metainfo":{"json_schema_version":1}},{"add":{"table""#));
     /// assert!(json.contains(r#"{"match":{"left":{"payload":{"protocol":"tcp","field":"dport"}},"right":80,"op":"=="}}"#));
@@ -486,7 +486,7 @@ fn command(verb: Verb, family: Family, table: &str, obj: &Object) -> Result<Comm
                 object: schema::Chain {
                     family: nf,
                     table: tname(),
-                    name: Cow::Owned(c.name.clone()),
+                    name: Cow::Owned(c.name.to_string()),
                     newname: None,
                     handle: None,
                     _type: base.map(|b| match b.chain_type {
@@ -522,14 +522,14 @@ fn command(verb: Verb, family: Family, table: &str, obj: &Object) -> Result<Comm
                 _ => return Err(unsupported(verb, kind, "not a rule operation")),
             }
             let expr = rule_statements(&r.rule).map_err(|reason| JsonError::Rule {
-                chain: r.chain.clone(),
-                rule: r.rule.clone(),
+                chain: r.chain.to_string(),
+                rule: r.rule.to_string(),
                 reason,
             })?;
             Body::Rule(schema::Rule {
                 family: nf,
                 table: tname(),
-                chain: Cow::Owned(r.chain.clone()),
+                chain: Cow::Owned(r.chain.to_string()),
                 expr: Cow::Owned(expr),
                 handle: None,
                 index: None,
@@ -556,10 +556,10 @@ fn command(verb: Verb, family: Family, table: &str, obj: &Object) -> Result<Comm
                 return Err(unsupported(verb, kind, "not an element operation"));
             }
             let err = |reason: String| JsonError::Element {
-                container: e.container.clone(),
+                container: e.container.to_string(),
                 key: match &e.value {
                     Some(v) => format!("{} : {v}", e.key),
-                    None => e.key.clone(),
+                    None => e.key.to_string(),
                 },
                 reason,
             };
@@ -581,7 +581,7 @@ fn command(verb: Verb, family: Family, table: &str, obj: &Object) -> Result<Comm
             Body::Element(ElementBody {
                 family: nf,
                 table: table.to_owned(),
-                name: e.container.clone(),
+                name: e.container.to_string(),
                 elem: vec![item],
             })
         }

@@ -46,7 +46,7 @@ pub use limits::Limits;
 pub use names::{COMMENT_LENGTH_MAX, NAME_LENGTH_MAX};
 pub use object::{
     BaseChain, Chain, ChainType, ContainerKind, Counter, Element, Family, Hook, Object, Rule, Set, SetFlag,
-    Table, Verb,
+    SharedStr, Table, Verb,
 };
 pub use parse::{ParseError, apply_text, parse_state, parse_transactions};
 pub use proxier::{NftProxier, ServiceUpdate, SyncOutput, TABLE};

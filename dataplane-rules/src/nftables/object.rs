@@ -5,7 +5,133 @@
 //! Follows knftables v0.0.22 (`types.go`, `objects.go`), the version Kubernetes v1.37.2 pins.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Borrow;
 use std::fmt::{self, Write as _};
+use std::ops::Deref;
+use std::sync::Arc;
+
+/// An immutable string shared by reference count: chain names, rule text, element keys
+/// and values. A transaction and the rule set it is applied to hold the same strings, so
+/// applying an operation copies pointers, not text. Compares, hashes, orders, prints and
+/// serializes as the `str` it holds (a map keyed by it is looked up with a `&str`).
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct SharedStr(Arc<str>);
+
+impl SharedStr {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Deref for SharedStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for SharedStr {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for SharedStr {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for SharedStr {
+    fn from(s: &str) -> Self {
+        SharedStr(Arc::from(s))
+    }
+}
+
+impl From<String> for SharedStr {
+    fn from(s: String) -> Self {
+        SharedStr(Arc::from(s))
+    }
+}
+
+impl From<&String> for SharedStr {
+    fn from(s: &String) -> Self {
+        SharedStr(Arc::from(s.as_str()))
+    }
+}
+
+impl From<&SharedStr> for SharedStr {
+    fn from(s: &SharedStr) -> Self {
+        s.clone()
+    }
+}
+
+impl From<SharedStr> for String {
+    fn from(s: SharedStr) -> Self {
+        s.0.as_ref().to_owned()
+    }
+}
+
+impl PartialEq<str> for SharedStr {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<&str> for SharedStr {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<String> for SharedStr {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<SharedStr> for str {
+    fn eq(&self, other: &SharedStr) -> bool {
+        *self == *other.0
+    }
+}
+
+impl PartialEq<SharedStr> for &str {
+    fn eq(&self, other: &SharedStr) -> bool {
+        **self == *other.0
+    }
+}
+
+impl PartialEq<SharedStr> for String {
+    fn eq(&self, other: &SharedStr) -> bool {
+        **self == *other.0
+    }
+}
+
+impl fmt::Debug for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for SharedStr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for SharedStr {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(SharedStr::from)
+    }
+}
 
 /// The address family of a table (`nft` family keyword).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -113,7 +239,7 @@ pub struct BaseChain {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Chain {
     /// Chain name.
-    pub name: String,
+    pub name: SharedStr,
     /// Type, hook and priority of a base chain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<BaseChain>,
@@ -124,7 +250,7 @@ pub struct Chain {
 
 impl Chain {
     /// A regular chain without comment.
-    pub fn named(name: impl Into<String>) -> Self {
+    pub fn named(name: impl Into<SharedStr>) -> Self {
         Chain {
             name: name.into(),
             base: None,
@@ -137,9 +263,9 @@ impl Chain {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rule {
     /// The chain holding the rule.
-    pub chain: String,
+    pub chain: SharedStr,
     /// The rule text.
-    pub rule: String,
+    pub rule: SharedStr,
     /// The rule comment (`comment "..."` after the rule).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
@@ -220,12 +346,12 @@ pub struct Element {
     /// Set or map.
     pub kind: ContainerKind,
     /// Set or map name.
-    pub container: String,
+    pub container: SharedStr,
     /// The key (`a . b . c`).
-    pub key: String,
+    pub key: SharedStr,
     /// The value of a map element (`goto chain`, `drop`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
+    pub value: Option<SharedStr>,
     /// The element comment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,

@@ -14,7 +14,7 @@ use thiserror::Error;
 use super::error::NftError;
 use super::object::{
     BaseChain, Chain, ChainType, ContainerKind, Counter, Element, Family, Hook, Object, Rule, Set, SetFlag,
-    Table, Verb,
+    SharedStr, Table, Verb,
 };
 use super::state::State;
 use super::transaction::Transaction;
@@ -313,8 +313,8 @@ fn object(
                 return Err("only add and insert of rules are read");
             }
             Object::Rule(Rule {
-                chain: name.to_owned(),
-                rule,
+                chain: name.into(),
+                rule: rule.into(),
                 comment,
             })
         }
@@ -346,9 +346,9 @@ fn object(
                 } else {
                     kinds(name)
                 },
-                container: name.to_owned(),
-                key: key.to_owned(),
-                value: value.map(str::to_owned),
+                container: name.into(),
+                key: key.into(),
+                value: value.map(SharedStr::from),
                 comment,
             })
         }

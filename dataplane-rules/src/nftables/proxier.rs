@@ -14,7 +14,7 @@ use super::input::{NftConfig, NftEndpoint, NftServicePort, Protocol};
 use super::limits::Limits;
 use super::names::{hash_and_truncate, push_hash_and_truncate, truncate_comment};
 use super::object::{
-    BaseChain, Chain, ChainType, ContainerKind, Counter, Family, Hook, Object, Set, SetFlag, Table,
+    BaseChain, Chain, ChainType, ContainerKind, Counter, Family, Hook, Object, Set, SetFlag, SharedStr, Table,
 };
 use super::state::State;
 use super::transaction::Transaction;
@@ -83,7 +83,8 @@ const ALL_PROTOCOLS: [Protocol; 3] = [Protocol::Tcp, Protocol::Udp, Protocol::Sc
 
 #[derive(Debug, Clone, Default)]
 struct Entry {
-    value: String,
+    /// The map value (`None` for a set element; compared as `""`).
+    value: Option<SharedStr>,
     /// How many Services currently hold this key.
     refs: u32,
 }
@@ -91,8 +92,8 @@ struct Entry {
 /// What one Service wrote last: element keys, chains, affinity sets.
 #[derive(Debug, Clone, Default)]
 struct ServiceRecord {
-    keys: Vec<(u8, String)>,
-    chains: Vec<String>,
+    keys: Vec<(u8, SharedStr)>,
+    chains: Vec<SharedStr>,
     affinity_sets: Vec<String>,
 }
 
@@ -148,13 +149,17 @@ pub struct NftProxier {
     /// The key of every map keyed by names (Services, chains, sets, element keys, endpoint
     /// addresses): see [`NftProxier::with_hash_key`].
     hash: KeyedState,
-    stores: Vec<HashMap<String, Entry, KeyedState>>,
+    stores: Vec<HashMap<SharedStr, Entry, KeyedState>>,
+    /// The names of [`CONTAINERS`], shared by every element written.
+    containers: [SharedStr; CONTAINERS.len()],
     services: HashMap<String, ServiceRecord, KeyedState>,
     stale_chains: BTreeMap<String, bool>,
     flushed: bool,
     need_full_sync: bool,
     /// A buffer for the text hashed into chain names.
     scratch: String,
+    /// A buffer for the text of element keys and rules.
+    text: Text,
 }
 
 impl NftProxier {
@@ -172,11 +177,13 @@ impl NftProxier {
             state,
             hash: KeyedState::default(),
             stores: vec![HashMap::default(); CONTAINERS.len()],
+            containers: CONTAINERS.map(|(_, name)| SharedStr::from(name)),
             services: HashMap::default(),
             stale_chains: BTreeMap::new(),
             flushed: false,
             need_full_sync: true,
             scratch: String::new(),
+            text: Text::with_capacity(0),
         }
     }
 
@@ -186,7 +193,10 @@ impl NftProxier {
     /// objects passes a secret key against crafted hash collisions (see
     /// [`svcnet_model::hash`]). Output is the same under every key.
     pub fn with_hash_key(mut self, hash: KeyedState) -> Self {
-        fn rekey<V>(m: HashMap<String, V, KeyedState>, hash: KeyedState) -> HashMap<String, V, KeyedState> {
+        fn rekey<K: Eq + std::hash::Hash, V>(
+            m: HashMap<K, V, KeyedState>,
+            hash: KeyedState,
+        ) -> HashMap<K, V, KeyedState> {
             let mut out = HashMap::with_capacity_and_hasher(m.len(), hash);
             out.extend(m);
             out
@@ -301,7 +311,7 @@ impl NftProxier {
                     store.insert(
                         k.clone(),
                         Entry {
-                            value: e.value.clone().unwrap_or_default(),
+                            value: e.value.clone(),
                             refs: 0,
                         },
                     );
@@ -311,13 +321,13 @@ impl NftProxier {
         // most Services write one element into each of these
         self.stores[CLUSTER_IPS].reserve(ports.len());
         self.stores[SERVICE_IPS].reserve(ports.len());
-        let mut existing_chains: Vec<String> = self
+        let mut existing_chains: Vec<SharedStr> = self
             .state
             .table(self.config.family, TABLE)
             .map(|t| t.chains.keys().filter(|c| c.contains('/')).cloned().collect())
             .unwrap_or_default();
         existing_chains.sort_unstable();
-        let mut existing_affinity: Vec<String> = self
+        let mut existing_affinity: Vec<SharedStr> = self
             .state
             .table(self.config.family, TABLE)
             .map(|t| {
@@ -367,12 +377,12 @@ impl NftProxier {
             active.extend(
                 self.services
                     .values()
-                    .flat_map(|r| r.chains.iter().map(String::as_str)),
+                    .flat_map(|r| r.chains.iter().map(SharedStr::as_str)),
             );
             let mut newly_stale = Vec::new();
             for c in &existing_chains {
                 if active.contains(c.as_str()) {
-                    self.stale_chains.remove(c);
+                    self.stale_chains.remove(c.as_str());
                 } else {
                     tx.flush_chain(c);
                     newly_stale.push(c.clone());
@@ -380,7 +390,7 @@ impl NftProxier {
             }
             drop(active);
             for c in newly_stale {
-                self.stale_chains.insert(c, false);
+                self.stale_chains.insert(c.into(), false);
             }
         }
         if !existing_affinity.is_empty() {
@@ -396,11 +406,11 @@ impl NftProxier {
                 }
             }
         }
-        for (i, (kind, name)) in CONTAINERS.iter().enumerate() {
+        for (i, (kind, _)) in CONTAINERS.iter().enumerate() {
             if i == LOCALHOST_REJECTS && !self.config.localhost_nodeports {
                 continue;
             }
-            let mut leftover: Vec<String> = self.stores[i]
+            let mut leftover: Vec<SharedStr> = self.stores[i]
                 .iter()
                 .filter(|(_, e)| e.refs == 0)
                 .map(|(k, _)| k.clone())
@@ -408,7 +418,7 @@ impl NftProxier {
             leftover.sort();
             for k in leftover {
                 self.stores[i].remove(&k);
-                tx.delete_element(*kind, name, k);
+                tx.delete_element(*kind, &self.containers[i], k);
             }
         }
         self.check_counts()?;
@@ -434,10 +444,10 @@ impl NftProxier {
     fn partial_inner(&mut self, updates: &[ServiceUpdate<'_>]) -> Result<SyncOutput, NftError> {
         let stale_deletion = self.delete_aged_chains();
         let mut tx = Transaction::new(self.config.family, TABLE);
-        let mut old_keys: Vec<(u8, String)> = Vec::new();
+        let mut old_keys: Vec<(u8, SharedStr)> = Vec::new();
         let mut candidates: BTreeSet<String> = self.stale_chains.keys().cloned().collect();
         let mut old_sets: Vec<String> = Vec::new();
-        let mut new_chains: HashSet<String, KeyedState> = HashSet::with_hasher(self.hash);
+        let mut new_chains: HashSet<SharedStr, KeyedState> = HashSet::with_hasher(self.hash);
         let mut new_sets: HashSet<String, KeyedState> = HashSet::with_hasher(self.hash);
         for u in updates {
             if let Some(old) = self.services.remove(u.service) {
@@ -447,7 +457,7 @@ impl NftProxier {
                     }
                 }
                 old_keys.extend(old.keys);
-                candidates.extend(old.chains);
+                candidates.extend(old.chains.into_iter().map(String::from));
                 old_sets.extend(old.affinity_sets);
             }
         }
@@ -465,11 +475,11 @@ impl NftProxier {
         }
         let table = self.state.table(self.config.family, TABLE);
         for c in &candidates {
-            let exists = table.is_some_and(|t| t.chains.contains_key(c));
+            let exists = table.is_some_and(|t| t.chains.contains_key(c.as_str()));
             if !exists {
                 continue;
             }
-            if new_chains.contains(c) {
+            if new_chains.contains(c.as_str()) {
                 self.stale_chains.remove(c);
             } else {
                 tx.flush_chain(c);
@@ -479,7 +489,7 @@ impl NftProxier {
         old_sets.sort();
         old_sets.dedup();
         for s in &old_sets {
-            let exists = table.is_some_and(|t| t.sets.contains_key(s));
+            let exists = table.is_some_and(|t| t.sets.contains_key(s.as_str()));
             if exists && !new_sets.contains(s) {
                 tx.delete(Object::Set(Set::named(s.as_str())));
             }
@@ -490,7 +500,7 @@ impl NftProxier {
             let c = c as usize;
             if self.stores[c].get(&k).is_some_and(|e| e.refs == 0) {
                 self.stores[c].remove(&k);
-                tx.delete_element(CONTAINERS[c].0, CONTAINERS[c].1, k);
+                tx.delete_element(CONTAINERS[c].0, &self.containers[c], k);
             }
         }
         self.check_counts()?;
@@ -661,7 +671,13 @@ impl NftProxier {
                     if ip.is_loopback() {
                         continue;
                     }
-                    tx.add_element(ContainerKind::Set, "nodeport-ips", ip.to_string(), None, None);
+                    tx.add_element(
+                        ContainerKind::Set,
+                        "nodeport-ips",
+                        ip.to_string().into(),
+                        None,
+                        None,
+                    );
                 }
             }
         }
@@ -681,7 +697,7 @@ impl NftProxier {
             comment: Some("helper for @no-endpoint-services / @no-endpoint-nodeports".into()),
         }));
         tx.flush_chain("reject-chain");
-        tx.add_rule("reject-chain", "reject".into(), None);
+        tx.add_rule("reject-chain", "reject", None);
         tx.add_rule(
             "service-endpoints-check",
             format!("{ipx} daddr . meta l4proto . th dport vmap @no-endpoint-services"),
@@ -810,19 +826,20 @@ impl NftProxier {
         tx: &mut Transaction,
         rec: &mut ServiceRecord,
         c: usize,
-        key: String,
-        value: Option<String>,
+        key: SharedStr,
+        value: Option<SharedStr>,
         comment: Option<&str>,
     ) {
-        let (kind, name) = CONTAINERS[c];
+        let kind = CONTAINERS[c].0;
+        let container = &self.containers[c];
         let held = rec.keys.iter().any(|(rc, k)| *rc as usize == c && *k == key);
         let store = &mut self.stores[c];
         match store.get_mut(&key) {
             Some(e) => {
-                if e.value != value.as_deref().unwrap_or("") {
-                    e.value = value.clone().unwrap_or_default();
-                    tx.delete_element(kind, name, key.clone());
-                    tx.add_element(kind, name, key.clone(), value, comment.map(str::to_owned));
+                if e.value.as_deref().unwrap_or("") != value.as_deref().unwrap_or("") {
+                    e.value.clone_from(&value);
+                    tx.delete_element(kind, container, key.clone());
+                    tx.add_element(kind, container, key.clone(), value, comment.map(str::to_owned));
                 }
                 if !held {
                     e.refs += 1;
@@ -830,24 +847,29 @@ impl NftProxier {
                 }
             }
             None => {
-                let v = value.clone().unwrap_or_default();
-                store.insert(key.clone(), Entry { value: v, refs: 1 });
+                store.insert(
+                    key.clone(),
+                    Entry {
+                        value: value.clone(),
+                        refs: 1,
+                    },
+                );
                 if held {
-                    tx.add_element(kind, name, key, value, comment.map(str::to_owned));
+                    tx.add_element(kind, container, key, value, comment.map(str::to_owned));
                 } else {
-                    tx.add_element(kind, name, key.clone(), value, comment.map(str::to_owned));
+                    tx.add_element(kind, container, key.clone(), value, comment.map(str::to_owned));
                     rec.keys.push((c as u8, key));
                 }
             }
         }
     }
 
-    fn ensure_chain(tx: &mut Transaction, rec: &mut ServiceRecord, chain: &str) {
-        if rec.chains.iter().any(|c| c == chain) {
+    fn ensure_chain(tx: &mut Transaction, rec: &mut ServiceRecord, chain: SharedStr) {
+        if rec.chains.contains(&chain) {
             return;
         }
-        rec.chains.push(chain.to_owned());
-        tx.add_chain(chain);
+        rec.chains.push(chain.clone());
+        tx.add_chain(chain.clone());
         tx.flush_chain(chain);
     }
 
@@ -858,9 +880,7 @@ impl NftProxier {
         sp: &NftServicePort,
         rec: &mut ServiceRecord,
     ) -> Result<(), NftError> {
-        let ipx = self.ipx();
         let proto = sp.protocol.lower();
-        let name_string = || sp.name_string();
         // `ns/name/proto/port`, in a buffer kept between ports
         let mut hashed = std::mem::take(&mut self.scratch);
         hashed.clear();
@@ -878,12 +898,36 @@ impl NftProxier {
             }
             hashed.push_str(part);
         }
-        // the service chain's name, and the hashed base of every name (after `service-`)
-        let mut cluster_chain = String::with_capacity(hashed.len() + 17);
-        cluster_chain.push_str("service-");
-        push_hash_and_truncate(&mut cluster_chain, &hashed);
+        // the service chain's name, and the hashed base of every name (after `service-`),
+        // built in the text buffer and shared from there
+        let mut text = std::mem::take(&mut self.text);
+        text.0.clear();
+        // (empty, so the conversion cannot fail)
+        let mut name = String::from_utf8(std::mem::take(&mut text.0)).unwrap_or_default();
+        name.push_str("service-");
+        push_hash_and_truncate(&mut name, &hashed);
+        let cluster_chain = SharedStr::from(name.as_str());
+        text.0 = name.into_bytes();
         self.scratch = hashed;
-        let base = &cluster_chain["service-".len()..];
+        let r = self.write_port_rules(tx, sp, rec, &cluster_chain, &mut text);
+        self.text = text;
+        r
+    }
+
+    /// The elements, chains and rules of one service port whose service chain is named
+    /// `cluster_chain`; `text` is a buffer for keys and rules.
+    fn write_port_rules(
+        &mut self,
+        tx: &mut Transaction,
+        sp: &NftServicePort,
+        rec: &mut ServiceRecord,
+        cluster_chain: &SharedStr,
+        text: &mut Text,
+    ) -> Result<(), NftError> {
+        let ipx = self.ipx();
+        let proto = sp.protocol.lower();
+        let name_string = || sp.name_string();
+        let base = &cluster_chain.as_str()["service-".len()..];
         self.limits.check_prefixed(
             &name_string,
             &["service-", "local-", "external-", "firewall-"],
@@ -916,31 +960,32 @@ impl NftProxier {
         for ep in &sp.all_locally_reachable {
             if affinity.is_some() {
                 let b = &ep_names[&(ep.ip, ep.port)];
-                Self::ensure_chain(tx, rec, &format!("endpoint-{b}"));
+                Self::ensure_chain(tx, rec, format!("endpoint-{b}").into());
                 let set = format!("affinity-{b}");
                 if !rec.affinity_sets.contains(&set) {
                     rec.affinity_sets.push(set);
                 }
             }
             if ep.is_local {
-                let mut key = Text::with_capacity(48);
-                key.ip(ep.ip)
+                text.clear()
+                    .ip(ep.ip)
                     .str(" . ")
                     .ip(ep.ip)
                     .str(" . ")
                     .str(proto)
                     .str(" . ")
                     .dec(ep.port);
-                self.ensure_elem(tx, rec, HAIRPIN, key.finish(), None, None);
+                let key = text.shared();
+                self.ensure_elem(tx, rec, HAIRPIN, key, None, None);
             }
         }
         let uses_cluster_chain = !sp.cluster_endpoints.is_empty() && sp.uses_cluster_endpoints;
         if uses_cluster_chain {
-            Self::ensure_chain(tx, rec, &cluster_chain);
+            Self::ensure_chain(tx, rec, cluster_chain.clone());
         }
         let uses_local_chain = !sp.local_endpoints.is_empty() && sp.uses_local_endpoints;
         if uses_local_chain {
-            Self::ensure_chain(tx, rec, &local_chain());
+            Self::ensure_chain(tx, rec, local_chain().into());
         }
         let has_endpoints = sp.has_endpoints;
         let internal_local = sp.internal_policy_local;
@@ -957,7 +1002,7 @@ impl NftProxier {
         };
         let uses_external_chain = has_endpoints && sp.externally_accessible;
         if uses_external_chain {
-            Self::ensure_chain(tx, rec, &external_chain());
+            Self::ensure_chain(tx, rec, external_chain().into());
         }
         let internal_verdict = if !has_endpoints {
             "goto reject-chain"
@@ -965,25 +1010,34 @@ impl NftProxier {
             "drop"
         };
         let external_verdict = internal_verdict;
-        let goto = |chain: &str| prefixed("goto ", chain);
+        let goto = |chain: &str| SharedStr::from(prefixed("goto ", chain));
         let port = sp.port;
         // `ADDR . PROTO . PORT`
         let ip_key = |ip: IpAddr| {
             let mut k = Text::with_capacity(48);
             k.ip(ip).str(" . ").str(proto).str(" . ").dec(port);
-            k.finish()
+            k.shared()
         };
-        let mut cip = Text::with_capacity(40);
-        cip.ip(sp.cluster_ip);
-        let cip = cip.finish();
-        let cip_key = ip_key(sp.cluster_ip);
+        let cip = text.clear().ip(sp.cluster_ip).shared();
+        let cip_key = text
+            .clear()
+            .ip(sp.cluster_ip)
+            .str(" . ")
+            .str(proto)
+            .str(" . ")
+            .dec(port)
+            .shared();
         self.ensure_elem(tx, rec, CLUSTER_IPS, cip, None, None);
         if has_internal {
-            let value = if internal_local {
-                prefixed("goto local-", base)
-            } else {
-                prefixed("goto service-", base)
-            };
+            let value = text
+                .clear()
+                .str(if internal_local {
+                    "goto local-"
+                } else {
+                    "goto service-"
+                })
+                .str(base)
+                .shared();
             self.ensure_elem(tx, rec, SERVICE_IPS, cip_key, Some(value), None);
         } else {
             let n = name_string();
@@ -992,7 +1046,7 @@ impl NftProxier {
                 rec,
                 NO_ENDPOINT_SERVICES,
                 cip_key,
-                Some(internal_verdict.into()),
+                Some(SharedStr::from(internal_verdict)),
                 Some(truncate_comment(&n)),
             );
         }
@@ -1014,14 +1068,14 @@ impl NftProxier {
                     rec,
                     NO_ENDPOINT_SERVICES,
                     ip_key(*eip),
-                    Some(external_verdict.into()),
+                    Some(SharedStr::from(external_verdict)),
                     Some(truncate_comment(&n)),
                 );
             }
         }
         let uses_fw = !sp.load_balancer_vips.is_empty() && !sp.source_ranges.is_empty();
         if uses_fw {
-            Self::ensure_chain(tx, rec, &fw_chain());
+            Self::ensure_chain(tx, rec, fw_chain().into());
         }
         for lb in &sp.load_balancer_vips {
             if has_endpoints {
@@ -1046,7 +1100,7 @@ impl NftProxier {
                     rec,
                     NO_ENDPOINT_SERVICES,
                     ip_key(*lb),
-                    Some(external_verdict.into()),
+                    Some(SharedStr::from(external_verdict)),
                     Some(truncate_comment(&n)),
                 );
             }
@@ -1058,8 +1112,8 @@ impl NftProxier {
                     tx,
                     rec,
                     LOCALHOST_REJECTS,
-                    format!("{proto} . {np}"),
-                    Some(format!("goto localhost-nodeport-reject-{proto}")),
+                    format!("{proto} . {np}").into(),
+                    Some(format!("goto localhost-nodeport-reject-{proto}").into()),
                     None,
                 );
             }
@@ -1068,7 +1122,7 @@ impl NftProxier {
                     tx,
                     rec,
                     SERVICE_NODEPORTS,
-                    format!("{proto} . {np}"),
+                    format!("{proto} . {np}").into(),
                     Some(goto(&external_chain())),
                     None,
                 );
@@ -1079,8 +1133,8 @@ impl NftProxier {
                     tx,
                     rec,
                     NO_ENDPOINT_NODEPORTS,
-                    format!("{proto} . {np}"),
-                    Some(external_verdict.into()),
+                    format!("{proto} . {np}").into(),
+                    Some(SharedStr::from(external_verdict)),
                     Some(truncate_comment(&n)),
                 );
             }
@@ -1096,10 +1150,10 @@ impl NftProxier {
             String::new()
         };
         let fw_chain = if uses_fw { fw_chain() } else { String::new() };
-        let external_policy_chain = if external_local {
+        let external_policy_chain: &str = if external_local {
             &local_chain
         } else {
-            &cluster_chain
+            cluster_chain
         };
 
         // rules of the chains of a written service
@@ -1162,7 +1216,7 @@ impl NftProxier {
                     });
                 }
                 if uses_cluster_chain {
-                    self.write_jumps(tx, &name_string, &cluster_chain, &sp.cluster_endpoints, &ep_names)?;
+                    self.write_jumps(tx, &name_string, cluster_chain, &sp.cluster_endpoints, &ep_names)?;
                 }
                 if uses_local_chain {
                     self.write_jumps(tx, &name_string, &local_chain, &sp.local_endpoints, &ep_names)?;
@@ -1183,10 +1237,18 @@ impl NftProxier {
             }
             None => {
                 if uses_cluster_chain {
-                    self.write_dnats(tx, &name_string, &cluster_chain, proto, &sp.cluster_endpoints)?;
+                    self.write_dnats(
+                        tx,
+                        &name_string,
+                        cluster_chain,
+                        proto,
+                        &sp.cluster_endpoints,
+                        text,
+                    )?;
                 }
                 if uses_local_chain {
-                    self.write_dnats(tx, &name_string, &local_chain, proto, &sp.local_endpoints)?;
+                    let local_chain = SharedStr::from(local_chain.as_str());
+                    self.write_dnats(tx, &name_string, &local_chain, proto, &sp.local_endpoints, text)?;
                 }
             }
         }
@@ -1197,22 +1259,23 @@ impl NftProxier {
         &self,
         tx: &mut Transaction,
         svc: &dyn Fn() -> String,
-        chain: &str,
+        chain: &SharedStr,
         proto: &str,
         eps: &[NftEndpoint],
+        r: &mut Text,
     ) -> Result<(), NftError> {
         if let [ep] = eps {
-            let mut r = Text::with_capacity(64);
-            r.str("meta l4proto ")
+            r.clear()
+                .str("meta l4proto ")
                 .str(proto)
                 .str(" dnat to ")
                 .socket(ep.ip, ep.port);
-            tx.add_rule(chain, r.finish(), None);
+            tx.add_rule(chain, r.shared(), None);
             return Ok(());
         }
         self.limits.check_anonymous(svc, eps.len())?;
-        let mut r = Text::with_capacity(80 + eps.len() * 24);
-        r.str("meta l4proto ")
+        r.clear()
+            .str("meta l4proto ")
             .str(proto)
             .str(" dnat ")
             .str(self.ipx())
@@ -1226,7 +1289,7 @@ impl NftProxier {
             r.dec(i as u64).str(" : ").ip(ep.ip).str(" . ").dec(ep.port);
         }
         r.str(" }");
-        tx.add_rule(chain, r.finish(), None);
+        tx.add_rule(chain, r.shared(), None);
         Ok(())
     }
 
@@ -1290,11 +1353,26 @@ const OCTETS: [[u8; 4]; 256] = {
 
 /// Text built as bytes (cheaper than `String::push` per character) and turned into a
 /// `String` once; only `&str`s and ASCII digits go in, so it is always UTF-8.
+#[derive(Debug, Clone, Default)]
 struct Text(Vec<u8>);
 
 impl Text {
     fn with_capacity(n: usize) -> Self {
         Text(Vec::with_capacity(n))
+    }
+
+    /// Empties the buffer (keeping its capacity).
+    fn clear(&mut self) -> &mut Self {
+        self.0.clear();
+        self
+    }
+
+    /// The text so far as a [`SharedStr`] (the buffer stays as it is).
+    fn shared(&self) -> SharedStr {
+        match std::str::from_utf8(&self.0) {
+            Ok(s) => SharedStr::from(s),
+            Err(_) => SharedStr::from(String::from_utf8_lossy(&self.0).into_owned()),
+        }
     }
 
     fn str(&mut self, s: &str) -> &mut Self {
@@ -1371,6 +1449,7 @@ impl Text {
         self.dec(port)
     }
 
+    #[cfg(test)]
     fn finish(self) -> String {
         String::from_utf8(self.0).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }

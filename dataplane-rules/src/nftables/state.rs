@@ -10,8 +10,8 @@
 
 use super::error::NftError;
 use super::object::{
-    Chain, ContainerKind, Counter, Element, Family, Heads, Object, Rule, Set, Table, Verb, write_chain,
-    write_counter, write_element, write_rule, write_set, write_table,
+    Chain, ContainerKind, Counter, Element, Family, Heads, Object, Rule, Set, SharedStr, Table, Verb,
+    write_chain, write_counter, write_element, write_rule, write_set, write_table,
 };
 use super::transaction::Transaction;
 use serde::{Deserialize, Serialize, Serializer};
@@ -21,12 +21,13 @@ use svcnet_model::hash::KeyedState;
 /// Objects by name (chains, sets, maps, counters; elements by key). The names come from
 /// Services and from rule text read back, so they are hashed with the keyed hasher
 /// ([`KeyedState`], its default fixed key: see [`svcnet_model::hash`]). Iteration order is
-/// unspecified: sort by name where order matters.
-pub type NameMap<V> = HashMap<String, V, KeyedState>;
+/// unspecified: sort by name where order matters. Keys are [`SharedStr`]s (shared with
+/// the objects and the transactions that added them); look them up with a `&str`.
+pub type NameMap<V> = HashMap<SharedStr, V, KeyedState>;
 
 /// The entries of `m` sorted by name.
-fn sorted<V>(m: &NameMap<V>) -> Vec<(&String, &V)> {
-    let mut v: Vec<(&String, &V)> = m.iter().collect();
+fn sorted<V>(m: &NameMap<V>) -> Vec<(&SharedStr, &V)> {
+    let mut v: Vec<(&SharedStr, &V)> = m.iter().collect();
     v.sort_unstable_by(|a, b| a.0.cmp(b.0));
     v
 }
@@ -178,7 +179,7 @@ impl<'a> SizeHint<'a> {
             }
             match &op.object {
                 Object::Chain(_) => hint.chains += 1,
-                Object::Element(e) => *hint.elements.entry(e.container.as_str()).or_default() += 1,
+                Object::Element(e) => *hint.elements.entry(&e.container).or_default() += 1,
                 _ => {}
             }
         }
@@ -314,10 +315,10 @@ impl State {
                 };
                 match old {
                     Some(old) => {
-                        m.insert(s.name.clone(), *old);
+                        m.insert(SharedStr::from(&s.name), *old);
                     }
                     None => {
-                        m.remove(&s.name);
+                        m.remove(s.name.as_str());
                     }
                 }
             }
@@ -348,10 +349,10 @@ impl State {
                 let Object::Counter(c) = &op(i).object else { return };
                 match old {
                     Some(old) => {
-                        t.counters.insert(c.name.clone(), *old);
+                        t.counters.insert(SharedStr::from(&c.name), *old);
                     }
                     None => {
-                        t.counters.remove(&c.name);
+                        t.counters.remove(c.name.as_str());
                     }
                 }
             }
@@ -468,13 +469,13 @@ impl State {
                 };
                 match verb {
                     Verb::Add | Verb::Create => {
-                        if m.contains_key(&s.name) {
+                        if m.contains_key(s.name.as_str()) {
                             if verb == Verb::Create {
                                 return Err(NftError::exists(what, &s.name));
                             }
                         } else {
                             m.insert(
-                                s.name.clone(),
+                                SharedStr::from(&s.name),
                                 SetState {
                                     set: s.clone(),
                                     elements: NameMap::default(),
@@ -483,7 +484,7 @@ impl State {
                             undo.push(Undo::Set(i, None));
                         }
                     }
-                    Verb::Flush => match m.get_mut(&s.name) {
+                    Verb::Flush => match m.get_mut(s.name.as_str()) {
                         Some(ss) => {
                             if !ss.elements.is_empty() {
                                 undo.push(Undo::Elements(i, Box::new(std::mem::take(&mut ss.elements))));
@@ -491,7 +492,7 @@ impl State {
                         }
                         None => return Err(NftError::not_found(what, &s.name)),
                     },
-                    Verb::Delete | Verb::Destroy => match m.remove(&s.name) {
+                    Verb::Delete | Verb::Destroy => match m.remove(s.name.as_str()) {
                         Some(old) => undo.push(Undo::Set(i, Some(Box::new(old)))),
                         None if verb == Verb::Delete => return Err(NftError::not_found(what, &s.name)),
                         None => {}
@@ -530,21 +531,21 @@ impl State {
             }
             Object::Counter(c) => match verb {
                 Verb::Add | Verb::Create => {
-                    if table.counters.contains_key(&c.name) {
+                    if table.counters.contains_key(c.name.as_str()) {
                         if verb == Verb::Create {
                             return Err(NftError::exists("counter", &c.name));
                         }
                     } else {
-                        table.counters.insert(c.name.clone(), c.clone());
+                        table.counters.insert(SharedStr::from(&c.name), c.clone());
                         undo.push(Undo::Counter(i, None));
                     }
                 }
                 Verb::Reset => {
-                    if !table.counters.contains_key(&c.name) {
+                    if !table.counters.contains_key(c.name.as_str()) {
                         return Err(NftError::not_found("counter", &c.name));
                     }
                 }
-                Verb::Delete | Verb::Destroy => match table.counters.remove(&c.name) {
+                Verb::Delete | Verb::Destroy => match table.counters.remove(c.name.as_str()) {
                     Some(old) => undo.push(Undo::Counter(i, Some(Box::new(old)))),
                     None if verb == Verb::Delete => return Err(NftError::not_found("counter", &c.name)),
                     None => {}
@@ -690,7 +691,7 @@ mod tests {
         t.add_table(Some("rules for kube-proxy"));
         t.add_chain("b");
         t.add_chain("a");
-        t.add_rule("a", "goto b".into(), None);
+        t.add_rule("a", "goto b", None);
         t.add_set(Set {
             name: "s".into(),
             set_type: "ipv4_addr".into(),
@@ -719,7 +720,7 @@ mod tests {
         assert!(st.apply(&bad).is_err());
         assert_eq!(st, before);
         let mut bad = tx();
-        bad.add_rule("a", "goto nowhere".into(), None);
+        bad.add_rule("a", "goto nowhere", None);
         assert!(st.apply(&bad).is_err());
         let mut bad = tx();
         bad.delete_element(ContainerKind::Set, "s", "1.1.1.1".into());

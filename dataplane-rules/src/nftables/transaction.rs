@@ -4,7 +4,8 @@
 //! Follows knftables v0.0.22 (`transaction.go`, `objects.go`), the version Kubernetes v1.37.2 pins.
 
 use super::object::{
-    Chain, ContainerKind, Counter, Element, Family, Heads, Object, Rule, Set, Table, Verb, write_object,
+    Chain, ContainerKind, Counter, Element, Family, Heads, Object, Rule, Set, SharedStr, Table, Verb,
+    write_object,
 };
 use serde::{Deserialize, Serialize};
 
@@ -67,25 +68,30 @@ impl Transaction {
     }
 
     /// Appends `add chain` (regular, no comment).
-    pub fn add_chain(&mut self, name: &str) {
+    pub fn add_chain(&mut self, name: impl Into<SharedStr>) {
         self.add(Object::Chain(Chain::named(name)));
     }
 
     /// Appends `flush chain`.
-    pub fn flush_chain(&mut self, name: &str) {
+    pub fn flush_chain(&mut self, name: impl Into<SharedStr>) {
         self.flush(Object::Chain(Chain::named(name)));
     }
 
     /// Appends `delete chain`.
-    pub fn delete_chain(&mut self, name: &str) {
+    pub fn delete_chain(&mut self, name: impl Into<SharedStr>) {
         self.delete(Object::Chain(Chain::named(name)));
     }
 
     /// Appends `add rule CHAIN RULE [comment]`.
-    pub fn add_rule(&mut self, chain: &str, rule: String, comment: Option<&str>) {
+    pub fn add_rule(
+        &mut self,
+        chain: impl Into<SharedStr>,
+        rule: impl Into<SharedStr>,
+        comment: Option<&str>,
+    ) {
         self.add(Object::Rule(Rule {
-            chain: chain.to_owned(),
-            rule,
+            chain: chain.into(),
+            rule: rule.into(),
             comment: comment.map(str::to_owned),
         }));
     }
@@ -94,14 +100,14 @@ impl Transaction {
     pub fn add_element(
         &mut self,
         kind: ContainerKind,
-        container: &str,
-        key: String,
-        value: Option<String>,
+        container: impl Into<SharedStr>,
+        key: SharedStr,
+        value: Option<SharedStr>,
         comment: Option<String>,
     ) {
         self.add(Object::Element(Element {
             kind,
-            container: container.to_owned(),
+            container: container.into(),
             key,
             value,
             comment,
@@ -109,10 +115,10 @@ impl Transaction {
     }
 
     /// Appends `delete element` (key only).
-    pub fn delete_element(&mut self, kind: ContainerKind, container: &str, key: String) {
+    pub fn delete_element(&mut self, kind: ContainerKind, container: impl Into<SharedStr>, key: SharedStr) {
         self.delete(Object::Element(Element {
             kind,
-            container: container.to_owned(),
+            container: container.into(),
             key,
             value: None,
             comment: None,
@@ -206,7 +212,7 @@ mod tests {
         tx.flush_chain("services");
         tx.add_rule(
             "services",
-            "ip6 daddr . meta l4proto . th dport vmap @service-ips".into(),
+            "ip6 daddr . meta l4proto . th dport vmap @service-ips",
             None,
         );
         assert_eq!(tx.num_operations(), 4);

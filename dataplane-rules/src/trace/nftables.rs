@@ -301,7 +301,7 @@ impl Walker<'_> {
                             map.elements
                                 .values()
                                 .find(|e| key_matches(&e.key, &key))
-                                .and_then(|e| e.value.clone())
+                                .and_then(|e| e.value.as_deref().map(str::to_owned))
                         } else if *m == "{" {
                             let (elems, next) = anonymous(&toks, i + 1).ok_or_else(|| bad("vmap"))?;
                             i = next;
@@ -357,7 +357,7 @@ impl Walker<'_> {
             self.walk.push(Step {
                 table: crate::nftables::TABLE.to_owned(),
                 chain: name.to_owned(),
-                rule: rule.rule.clone(),
+                rule: rule.rule.to_string(),
             });
             for a in actions {
                 let flow = match a {
@@ -540,7 +540,7 @@ mod tests {
             t.add_chain(c);
         }
         for (c, r) in rules {
-            t.add_rule(c, (*r).to_owned(), None);
+            t.add_rule(*c, *r, None);
         }
         let mut st = State::new();
         st.apply(&t).unwrap();

@@ -241,7 +241,7 @@ fn what_is_not_understood_is_an_error_naming_the_rule() {
         assert!(rule_statements(bad).is_err(), "{bad:?} was converted");
     }
     let mut tx = Transaction::new(Family::Ip, "kube-proxy");
-    tx.add_rule("services", "tcp flags syn accept".into(), Some("c"));
+    tx.add_rule("services", "tcp flags syn accept", Some("c"));
     let err = Document::from_transaction(&tx).unwrap_err();
     let text = err.to_string();
     assert!(
@@ -380,7 +380,7 @@ fn rules_with_comments_and_insert() {
     let mut t = tx();
     t.add_rule(
         "services",
-        "ip daddr @cluster-ips reject".into(),
+        "ip daddr @cluster-ips reject",
         Some("a \"quoted\" comment"),
     );
     t.push(
@@ -461,7 +461,7 @@ fn a_state_is_its_add_commands() {
     t.add_table(Some("rules for kube-proxy"));
     t.add_chain("b");
     t.add_chain("a");
-    t.add_rule("a", "goto b".into(), None);
+    t.add_rule("a", "goto b", None);
     st.apply(&t).unwrap();
     let d: Value = serde_json::from_str(&state_json(&st).unwrap()).unwrap();
     let c = d["nftables"].as_array().unwrap();
@@ -481,7 +481,7 @@ fn a_partial_sync_is_also_the_crates_own_nftables_document() {
     t.flush_chain("endpoint-X");
     t.add_rule(
         "endpoint-X",
-        "meta l4proto tcp dnat to 10.0.0.1:80".into(),
+        "meta l4proto tcp dnat to 10.0.0.1:80",
         Some("ns/svc:p"),
     );
     t.add_element(
