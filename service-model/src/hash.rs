@@ -31,10 +31,11 @@
 //!   `FxBuild` are [`FastHasher`] and [`FastBuild`] under their earlier public names.
 //! - svcnet-slicer: Node zones by Node name, a Service's slices by name and the names a plan
 //!   gives, the controller's slices by (namespace, Service name), mirroring's Services and
-//!   Endpoints by (namespace, name), and applied plans' slices by name: keyed. Its own identity
-//!   hasher (not this module's) for the maps keyed by the 128-bit endpoint and Pod identities,
-//!   interned port-list ids and positions it computes, which that hasher passes through nearly
-//!   untouched.
+//!   Endpoints by (namespace, name), applied plans' slices by name, and port lists (names and
+//!   protocols from the input) to their interned ids: keyed. Its own identity hasher (not this
+//!   module's) for the maps keyed by the 128-bit endpoint and Pod identities, interned
+//!   port-list ids, resolved port numbers and positions it computes, which that hasher passes
+//!   through nearly untouched.
 //!
 //! Keys reach the keyed maps from the caller: `ProxyConfig::hash_key` (svcnet-rules, for the
 //! proxy model and the topology index it builds), `SliceIndex::build_keyed` (svcnet-topology),

@@ -43,14 +43,15 @@ struct Entry {
     owned: bool,
 }
 
-/// Interned port-list keys, each with its ports in the order new slices carry them.
+/// Interned port-list keys, each with its ports in the order new slices carry them. The keys
+/// hold port names and protocols from the input, so they are looked up under the keyed hasher.
 #[derive(Debug, Clone, Default)]
 struct Keys {
     keys: Vec<PortKey>,
     /// The ports of each key in Kubernetes' order ([`kubernetes_port_order`]), computed once
     /// per distinct port list; `None` when that is the key's own order (fewer than two ports).
     ordered: Vec<Option<Vec<EndpointPort>>>,
-    ids: FastMap<PortKey, u32>,
+    ids: KeyedMap<PortKey, u32>,
 }
 
 impl Keys {
@@ -403,7 +404,10 @@ impl ServiceSlices {
             slices: BTreeMap::new(),
             by_name: KeyedMap::with_hasher(hash_key),
             next_seq: 0,
-            keys: Keys::default(),
+            keys: Keys {
+                ids: KeyedMap::with_hasher(hash_key),
+                ..Keys::default()
+            },
             members: FastMap::default(),
             pods: FastMap::default(),
             pending_pods: Vec::new(),
