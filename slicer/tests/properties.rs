@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use support::*;
 use svcnet_model::{EndpointSlice, IntOrString, Pod, Service};
 use svcnet_slicer::{
-    EndpointId, Family, NodeZones, Options, PortKey, SeededNames, ServiceSlices, address_types,
+    EndpointId, Family, NodeZones, Options, Plan, PortKey, SeededNames, ServiceSlices, address_types,
     pod_endpoint_ports, pod_is_endpoint_candidate, pod_to_endpoint,
 };
 
@@ -161,6 +161,38 @@ fn perturb(slices: &mut Vec<EndpointSlice>, bits: u8, max: usize) {
     }
 }
 
+/// Applies one Pod change (Pod `which` replaced by `change`, or deleted, or `change` added)
+/// to `state` incrementally and to a copy of it by a full sync; returns the incremental plan,
+/// the full sync's plan and the copy.
+fn one_pod_change(
+    state: &mut ServiceSlices,
+    pods: &mut Vec<Pod>,
+    change: &PodSpec,
+    which: prop::sample::Index,
+    delete: bool,
+) -> (Plan, Plan, ServiceSlices) {
+    let mut full = state.clone();
+    let i = if pods.is_empty() {
+        0
+    } else {
+        which.index(pods.len() + 1)
+    };
+    let inc = if delete && i < pods.len() {
+        let gone = pods.remove(i);
+        state.delete_pod("ns", gone.metadata.name(), &mut SeededNames::new(2))
+    } else {
+        let p = make_pod(i, change);
+        if i < pods.len() {
+            pods[i] = p.clone()
+        } else {
+            pods.push(p.clone())
+        }
+        state.update_pod(&p, &nodes(), &mut SeededNames::new(2))
+    };
+    let reference = full.sync(pods.iter(), &nodes(), &mut SeededNames::new(2));
+    (inc, reference, full)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
 
@@ -232,18 +264,7 @@ proptest! {
         let mut pods: Vec<Pod> = pods.iter().enumerate().map(|(i, s)| make_pod(i, s)).collect();
         let mut state = ServiceSlices::new(&svc, [], opts).unwrap();
         state.sync(&pods, &nodes(), &mut SeededNames::new(1));
-        let mut full = state.clone();
-
-        let i = if pods.is_empty() { 0 } else { which.index(pods.len() + 1) };
-        let inc = if delete && i < pods.len() {
-            let gone = pods.remove(i);
-            state.delete_pod("ns", gone.metadata.name(), &mut SeededNames::new(2))
-        } else {
-            let p = make_pod(i, &change);
-            if i < pods.len() { pods[i] = p.clone() } else { pods.push(p.clone()) }
-            state.update_pod(&p, &nodes(), &mut SeededNames::new(2))
-        };
-        let reference = full.sync(&pods, &nodes(), &mut SeededNames::new(2));
+        let (inc, reference, full) = one_pod_change(&mut state, &mut pods, &change, which, delete);
         prop_assert_eq!(&inc.create, &reference.create);
         prop_assert_eq!(&inc.update, &reference.update);
         prop_assert_eq!(&inc.delete, &reference.delete);
@@ -361,18 +382,7 @@ proptest! {
         // The reconcile keeps slices that differ only in those fields (hints apart: they are
         // dropped unless the Service asks for them).
         drop(state.sync(&pods, &nodes(), &mut SeededNames::new(1)));
-        let mut full = state.clone();
-
-        let i = if pods.is_empty() { 0 } else { which.index(pods.len() + 1) };
-        let inc = if delete && i < pods.len() {
-            let gone = pods.remove(i);
-            state.delete_pod("ns", gone.metadata.name(), &mut SeededNames::new(2))
-        } else {
-            let p = make_pod(i, &change);
-            if i < pods.len() { pods[i] = p.clone() } else { pods.push(p.clone()) }
-            state.update_pod(&p, &nodes(), &mut SeededNames::new(2))
-        };
-        let reference = full.sync(&pods, &nodes(), &mut SeededNames::new(2));
+        let (inc, reference, full) = one_pod_change(&mut state, &mut pods, &change, which, delete);
         prop_assert_eq!(&inc.create, &reference.create);
         prop_assert_eq!(&inc.update, &reference.update);
         prop_assert_eq!(&inc.delete, &reference.delete);
