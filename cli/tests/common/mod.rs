@@ -62,8 +62,31 @@ pub fn svcnet_stdin(args: &[&str], stdin: &[u8]) -> Run {
     }
 }
 
-/// A fresh scratch directory for one test.
-pub fn scratch_dir(tag: &str) -> PathBuf {
+/// A scratch directory of one test, removed (with its files) when dropped; derefs to its
+/// path.
+pub struct ScratchDir(PathBuf);
+
+impl std::ops::Deref for ScratchDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for ScratchDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A fresh scratch directory for one test (removed when the returned guard is dropped).
+pub fn scratch_dir(tag: &str) -> ScratchDir {
     static N: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
         "svcnet-test-{}-{}-{}",
@@ -72,7 +95,7 @@ pub fn scratch_dir(tag: &str) -> PathBuf {
         N.fetch_add(1, Ordering::Relaxed)
     ));
     std::fs::create_dir_all(&dir).expect("create scratch dir");
-    dir
+    ScratchDir(dir)
 }
 
 /// Writes `value` as JSON into `dir/name` and returns the path as a string.
