@@ -1,7 +1,7 @@
 //! The `allocators` conformance cases (operation scripts), run in-process through the `script`
 //! runner ([`Model`]), judged by the shared pass criteria (`svcnet_test_support::check::alloc`)
-//! the CLI's conformance tests apply to `svcnet alloc`. Needs the `script` feature (on in
-//! `cargo test --workspace`, which builds the CLI; alone: `--features script`).
+//! the CLI's conformance tests apply to `svcnet alloc`. The crate's dev-dependency on itself turns
+//! the `script` feature on for its tests.
 
 use serde_json::Value;
 use svcnet_allocators::SplitMix64;
