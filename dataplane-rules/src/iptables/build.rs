@@ -192,7 +192,8 @@ impl Transaction {
 
     /// The payload as `iptables-restore` reads it.
     pub fn to_restore_text(&self) -> String {
-        let mut out = String::with_capacity(self.text.len_hint());
+        // A full payload's length is known exactly; a partial one's segments reserve theirs.
+        let mut out = String::with_capacity(if self.full { self.text.len_hint() } else { 0 });
         self.write_to(&mut out);
         out
     }
@@ -516,6 +517,8 @@ pub(crate) fn tx_text(
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
     text: String,
+    /// The cluster IP rule's matches of the port being rendered.
+    cluster_ip: String,
     seps: Vec<Chain>,
     /// Each endpoint's text, rendered once per sync: `ip:port` (`[ip]:port`), then its
     /// endpoint chain's name; `spans` tells where each piece ends.
@@ -632,18 +635,25 @@ fn service_port_rules(
     let cluster_ip = Addr::Ip(port.cluster_ip);
     let dst = |addr: Addr| Match::Destination { negated: false, addr };
 
-    // 1. ClusterIP.
+    // 1. ClusterIP. The rule's matches (`"S cluster IP"`, protocol, address, port) are
+    // rendered once, for it and the internal masquerade rule.
     if has_internal {
-        out.head.rule(
-            KUBE_SERVICES,
-            &[
-                Match::Comment(Comment::Around("", s.clone(), " cluster IP")),
-                Match::Protocol(proto),
-                dst(cluster_ip),
-                Match::DestinationPort(port.port),
-            ],
-            &Target::Jump(internal_chain),
-        );
+        let m = &mut scratch.cluster_ip;
+        m.clear();
+        m.push_str(" -m comment --comment \"");
+        m.push_str(&s);
+        m.push_str(" cluster IP\"");
+        write_match(m, &Match::Protocol(proto));
+        m.push_str(" -d ");
+        write_ip(m, port.cluster_ip);
+        m.push_str(" --dport ");
+        push_u32(m, u32::from(port.port));
+        let t = &mut out.head.text;
+        t.push_str("-A KUBE-SERVICES");
+        t.push_str(m);
+        t.push_str(" -j ");
+        internal_chain.write_to(t);
+        out.head.end(KUBE_SERVICES);
     } else {
         out.filter.rule(
             KUBE_SERVICES,
@@ -800,35 +810,25 @@ fn service_port_rules(
         return;
     }
 
-    // 7. Internal masquerade.
+    // 7. Internal masquerade (the cluster IP rule's matches, rendered in step 1).
     if has_internal {
-        let comment = Match::Comment(Comment::Around("", s.clone(), " cluster IP"));
-        if settings.masquerade_all {
-            out.body.rule(
-                internal_chain,
-                &[
-                    comment,
-                    Match::Protocol(proto),
-                    dst(cluster_ip),
-                    Match::DestinationPort(port.port),
-                ],
-                &Target::Jump(KUBE_MARK_MASQ),
-            );
-        } else if let LocalDetector::Cidr(cidr) = settings.detector {
-            out.body.rule(
-                internal_chain,
-                &[
-                    comment,
-                    Match::Protocol(proto),
-                    dst(cluster_ip),
-                    Match::DestinationPort(port.port),
-                    Match::Source {
-                        negated: true,
-                        addr: Addr::Net(cidr),
-                    },
-                ],
-                &Target::Jump(KUBE_MARK_MASQ),
-            );
+        // Everything (masquerade-all), or what does not come from the pod CIDR.
+        let masquerade = match settings.detector {
+            _ if settings.masquerade_all => Some(None),
+            LocalDetector::Cidr(cidr) => Some(Some(cidr)),
+            _ => None,
+        };
+        if let Some(cidr) = masquerade {
+            let t = &mut out.body.text;
+            t.push_str("-A ");
+            internal_chain.write_to(t);
+            t.push_str(&scratch.cluster_ip);
+            if let Some(cidr) = cidr {
+                t.push_str(" ! -s ");
+                Addr::Net(cidr).write_to(t);
+            }
+            t.push_str(" -j KUBE-MARK-MASQ");
+            out.body.end(internal_chain);
         }
     }
     // 8. External-traffic chain.
@@ -1076,39 +1076,80 @@ fn endpoint_rules(
     large: bool,
     scratch: &Scratch,
 ) {
-    // The endpoint's chain, with its rendered name when it is a locally reachable one (every
-    // endpoint a policy chain jumps to is).
-    let sep_of = |ep: &Endpoint| -> (Chain, Option<&str>) {
+    let all = &port.all_locally_reachable;
+    // The place of endpoint `k` of `endpoints` among the locally reachable ones (every
+    // endpoint a policy chain jumps to is one of them), most often the same place.
+    let place = |k: usize, ep: &Endpoint| -> Option<usize> {
         let addr = ep.addr();
-        let found = if scratch.index.is_empty() {
-            port.all_locally_reachable.iter().position(|e| e.addr() == addr)
+        if all.get(k).is_some_and(|e| e.addr() == addr) {
+            return Some(k);
+        }
+        if scratch.index.is_empty() {
+            all.iter().position(|e| e.addr() == addr)
         } else {
             scratch.index.get(&addr).copied()
-        };
-        match found.and_then(|i| Some((*scratch.seps.get(i)?, scratch.name(i)))) {
-            Some(c) => c,
+        }
+    };
+    // The endpoint's chain name and `ip:port` text, rendered once per port.
+    let sep_of = |k: usize, ep: &Endpoint| -> (Chain, Option<(usize, &str, &str)>) {
+        match place(k, ep).and_then(|i| Some((*scratch.seps.get(i)?, i))) {
+            Some((c, i)) => match (scratch.name(i), scratch.socket(i)) {
+                (Some(n), Some(sock)) => (c, Some((i, n, sock))),
+                _ => (c, None),
+            },
             None => (endpoint_chain(port, ep), None),
         }
     };
     // `-A CHAIN`, rendered once for the chain's rules
-    let mut begin = String::with_capacity(32);
-    begin.push_str("-A ");
-    chain.write_to(&mut begin);
-    let comment = |t: &mut String, ep: &Endpoint| {
+    let mut begin = [0u8; 64];
+    let begin_len = {
+        let prefix: &[u8] = match chain {
+            Chain::Fixed(f) => f.as_bytes(),
+            Chain::Service(kind, _) => kind.prefix().as_bytes(),
+        };
+        let hash: &[u8] = match &chain {
+            Chain::Fixed(_) => &[],
+            Chain::Service(_, h) => h,
+        };
+        let n = 3 + prefix.len() + hash.len();
+        match begin.get_mut(..n) {
+            Some(b) => {
+                b[..3].copy_from_slice(b"-A ");
+                b[3..3 + prefix.len()].copy_from_slice(prefix);
+                b[3 + prefix.len()..].copy_from_slice(hash);
+                n
+            }
+            None => 0,
+        }
+    };
+    let begin_text = std::str::from_utf8(&begin[..begin_len]).unwrap_or("");
+    let write_begin = |t: &mut String| {
+        if begin_text.is_empty() {
+            t.push_str("-A ");
+            chain.write_to(t);
+        } else {
+            t.push_str(begin_text);
+        }
+    };
+    let comment = |t: &mut String, ep: &Endpoint, sock: Option<&str>| {
         if !large {
             t.push_str(" -m comment --comment \"");
             t.push_str(s);
             t.push_str(" -> ");
-            write_socket(t, ep.addr());
+            match sock {
+                Some(sock) => t.push_str(sock),
+                None => write_socket(t, ep.addr()),
+            }
             t.push('"');
         }
     };
     if let Some(seconds) = port.session_affinity_timeout {
-        for ep in endpoints {
-            let (c, name) = sep_of(ep);
-            body.text.push_str(&begin);
+        for (k, ep) in endpoints.iter().enumerate() {
+            let (c, found) = sep_of(k, ep);
+            let (name, sock) = (found.map(|f| f.1), found.map(|f| f.2));
             let t = &mut body.text;
-            comment(t, ep);
+            write_begin(t);
+            comment(t, ep, sock);
             t.push_str(" -m recent --name ");
             push_chain(t, c, name);
             t.push_str(" --rcheck --seconds ");
@@ -1119,14 +1160,15 @@ fn endpoint_rules(
         }
     }
     let n = endpoints.len();
-    for (i, ep) in endpoints.iter().enumerate() {
-        let (c, name) = sep_of(ep);
-        body.text.push_str(&begin);
+    for (k, ep) in endpoints.iter().enumerate() {
+        let (c, found) = sep_of(k, ep);
+        let (name, sock) = (found.map(|f| f.1), found.map(|f| f.2));
         let t = &mut body.text;
-        comment(t, ep);
-        if i + 1 < n {
+        write_begin(t);
+        comment(t, ep, sock);
+        if k + 1 < n {
             t.push_str(" -m statistic --mode random --probability ");
-            write_probability(t, u32::try_from(n - i).unwrap_or(u32::MAX));
+            write_probability(t, u32::try_from(n - k).unwrap_or(u32::MAX));
         }
         t.push_str(" -j ");
         push_chain(t, c, name);

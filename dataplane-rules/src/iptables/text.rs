@@ -213,6 +213,12 @@ pub(crate) struct TxText {
     pub(crate) stale: Vec<Chain>,
 }
 
+/// The length of a chain declaration line.
+#[inline]
+pub(crate) fn decl_len(c: Chain) -> usize {
+    ":".len() + c.text_len() + " - [0:0]\n".len()
+}
+
 pub(crate) fn write_decl(out: &mut String, c: Chain) {
     out.push(':');
     c.write_to(out);
@@ -239,12 +245,23 @@ impl TxText {
         })
     }
 
+    /// The exact length of the full payload ([`write_filter`](Self::write_filter) then
+    /// [`write_nat`](Self::write_nat)), so that it is written into one allocation.
     pub(crate) fn len_hint(&self) -> usize {
-        let mut n = 512 + 40 * self.stale.len();
+        let decls = |cs: &[Chain]| cs.iter().map(|c| decl_len(*c)).sum::<usize>();
+        let mut n = "*filter\n".len() + "COMMIT\n".len() + "*nat\n".len() + "COMMIT\n".len();
+        n += decls(&self.filter_decls) + decls(&self.nat_decls) + decls(&self.stale);
+        n += self.filter_pre.text.len() + self.filter_post.text.len();
+        n += self.nat_pre.text.len() + self.nat_post.text.len();
+        n += self
+            .stale
+            .iter()
+            .map(|c| "-X \n".len() + c.text_len())
+            .sum::<usize>();
         for (p, w) in self.ports_written() {
             n += p.filter.text.len() + p.head.text.len();
             if w {
-                n += p.body.text.len() + 32 * p.chains.len();
+                n += p.body.text.len() + decls(&p.chains);
             }
         }
         n

@@ -84,6 +84,15 @@ impl Chain {
         }
     }
 
+    /// The name's length in bytes.
+    #[inline]
+    pub(crate) fn text_len(&self) -> usize {
+        match self {
+            Chain::Fixed(s) => s.len(),
+            Chain::Service(kind, hash) => kind.prefix().len() + hash.len(),
+        }
+    }
+
     /// Whether kube-proxy treats the chain as a service chain (`isServiceChainName`).
     pub fn is_service_chain(&self) -> bool {
         matches!(self, Chain::Service(..))
@@ -211,7 +220,7 @@ pub enum Addr {
 }
 
 impl Addr {
-    fn write_to(&self, out: &mut String) {
+    pub(crate) fn write_to(&self, out: &mut String) {
         match self {
             Addr::Ip(ip) => write_ip(out, *ip),
             Addr::Net(n) => {
