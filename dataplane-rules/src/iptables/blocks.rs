@@ -8,7 +8,7 @@
 use std::io::{self, IoSlice, Write};
 use std::sync::Arc;
 
-use super::text::{PortText, TxText, Written, write_decl};
+use super::text::{PortText, TxText, Written, decl_len, write_decl};
 
 /// About how many service ports a block holds (a block ends at the end of a Service); a few
 /// in unit tests, so that their small clusters span many blocks.
@@ -39,14 +39,17 @@ pub(crate) struct Block {
     pub(crate) head_ends: Vec<u32>,
     /// Whether a port writes a chain it does not declare.
     pub(crate) has_extra: bool,
+    /// The length of every port's own chains: rule lines and declarations.
+    pub(crate) body_len: usize,
 }
 
 impl Block {
     fn new(ports: Vec<Arc<PortText>>, services: Vec<ServiceRec>, digests: Vec<u64>) -> Self {
-        let (mut f, mut h) = (0, 0);
+        let (mut f, mut h, mut body_len) = (0, 0, 0);
         for p in &ports {
             f += p.filter.text.len();
             h += p.head.text.len();
+            body_len += p.body.text.len() + p.chains.iter().map(|c| decl_len(*c)).sum::<usize>();
         }
         let mut filter = String::with_capacity(f);
         let mut head = String::with_capacity(h);
@@ -66,6 +69,7 @@ impl Block {
             head,
             head_ends,
             has_extra,
+            body_len,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! One sync of kube-proxy v1.37.2's iptables proxier (`pkg/proxy/iptables/proxier.go`
 //! `syncProxyRules`, `writeServiceToEndpointRules`): the restore payload as data.
 
+use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -519,9 +520,11 @@ pub(crate) struct Scratch {
     text: String,
     /// The cluster IP rule's matches of the port being rendered.
     cluster_ip: String,
+    /// Its endpoint chains' comment match.
+    sep_comment: String,
     seps: Vec<Chain>,
-    /// Each endpoint's text, rendered once per sync: `ip:port` (`[ip]:port`), then its
-    /// endpoint chain's name; `spans` tells where each piece ends.
+    /// Each endpoint's text, rendered once per sync: `ip:port` (`[ip]:port`), then
+    /// `-A ` and its endpoint chain's name; `spans` tells where each piece ends.
     ep_text: String,
     spans: Vec<EpSpan>,
     index: KeyedMap<SocketAddr, usize>,
@@ -534,7 +537,7 @@ struct EpSpan {
     start: usize,
     /// The address' start and end (inside the brackets for IPv6).
     ip: (usize, usize),
-    /// The socket text's end, where the chain name starts.
+    /// The socket text's end, where `-A ` and the chain name start.
     socket_end: usize,
     /// The chain name's end.
     end: usize,
@@ -556,6 +559,12 @@ impl Scratch {
     /// Endpoint `i`'s chain name.
     fn name(&self, i: usize) -> Option<&str> {
         let sp = self.spans.get(i)?;
+        self.ep_text.get(sp.socket_end + 3..sp.end)
+    }
+
+    /// `-A ` and endpoint `i`'s chain name.
+    fn begin(&self, i: usize) -> Option<&str> {
+        let sp = self.spans.get(i)?;
         self.ep_text.get(sp.socket_end..sp.end)
     }
 }
@@ -566,6 +575,25 @@ fn push_chain(t: &mut String, chain: Chain, name: Option<&str>) {
     match name {
         Some(n) => t.push_str(n),
         None => chain.write_to(t),
+    }
+}
+
+/// A service port's name: text, and shared (as the typed comments hold it) when first asked.
+struct Name<'a> {
+    text: &'a str,
+    shared: OnceCell<Arc<str>>,
+}
+
+impl Name<'_> {
+    fn shared(&self) -> Arc<str> {
+        self.shared.get_or_init(|| Arc::from(self.text)).clone()
+    }
+}
+
+impl std::ops::Deref for Name<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.text
     }
 }
 
@@ -607,7 +635,10 @@ fn service_port_rules(
     write_chains: bool,
     scratch: &mut Scratch,
 ) {
-    let s: Arc<str> = Arc::from(port.name_string.as_str());
+    let s = Name {
+        text: port.name_string.as_str(),
+        shared: OnceCell::new(),
+    };
     let proto = port.protocol;
     let chains = ServiceChains::of(port);
     let has_endpoints = port.has_endpoints;
@@ -625,12 +656,19 @@ fn service_port_rules(
     };
     let uses_fw = port.uses_firewall();
     let lb_chain = if uses_fw { chains.fw } else { chains.ext };
-    let (internal_filter, external_filter) = if !has_endpoints {
-        let c = Comment::Around("", s.clone(), " has no endpoints");
-        ((c.clone(), Target::Reject), (c, Target::Reject))
-    } else {
-        let c = Comment::Around("", s.clone(), " has no local endpoints");
-        ((c.clone(), Target::Drop), (c, Target::Drop))
+    // The comment and target of the filter rules of traffic with no (local) endpoint.
+    let no_endpoints = || {
+        if !has_endpoints {
+            (
+                Comment::Around("", s.shared(), " has no endpoints"),
+                Target::Reject,
+            )
+        } else {
+            (
+                Comment::Around("", s.shared(), " has no local endpoints"),
+                Target::Drop,
+            )
+        }
     };
     let cluster_ip = Addr::Ip(port.cluster_ip);
     let dst = |addr: Addr| Match::Destination { negated: false, addr };
@@ -658,12 +696,12 @@ fn service_port_rules(
         out.filter.rule(
             KUBE_SERVICES,
             &[
-                Match::Comment(internal_filter.0.clone()),
+                Match::Comment(no_endpoints().0),
                 Match::Protocol(proto),
                 dst(cluster_ip),
                 Match::DestinationPort(port.port),
             ],
-            &internal_filter.1.clone(),
+            &no_endpoints().1,
         );
     }
     // 2. External IPs.
@@ -672,7 +710,7 @@ fn service_port_rules(
             out.head.rule(
                 KUBE_SERVICES,
                 &[
-                    Match::Comment(Comment::Around("", s.clone(), " external IP")),
+                    Match::Comment(Comment::Around("", s.shared(), " external IP")),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
@@ -684,12 +722,12 @@ fn service_port_rules(
             out.filter.rule(
                 KUBE_EXTERNAL_SERVICES,
                 &[
-                    Match::Comment(external_filter.0.clone()),
+                    Match::Comment(no_endpoints().0),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
                 ],
-                &external_filter.1.clone(),
+                &no_endpoints().1,
             );
         }
     }
@@ -699,7 +737,7 @@ fn service_port_rules(
             out.head.rule(
                 KUBE_SERVICES,
                 &[
-                    Match::Comment(Comment::Around("", s.clone(), " loadbalancer IP")),
+                    Match::Comment(Comment::Around("", s.shared(), " loadbalancer IP")),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
@@ -711,7 +749,7 @@ fn service_port_rules(
             out.filter.rule(
                 KUBE_PROXY_FIREWALL,
                 &[
-                    Match::Comment(Comment::NotAccepted(s.clone(), chains.fw)),
+                    Match::Comment(Comment::NotAccepted(s.shared(), chains.fw)),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
@@ -725,12 +763,12 @@ fn service_port_rules(
             out.filter.rule(
                 KUBE_EXTERNAL_SERVICES,
                 &[
-                    Match::Comment(external_filter.0.clone()),
+                    Match::Comment(no_endpoints().0),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
                 ],
-                &external_filter.1.clone(),
+                &no_endpoints().1,
             );
         }
     }
@@ -741,7 +779,7 @@ fn service_port_rules(
                 out.head.rule(
                     KUBE_NODEPORTS,
                     &[
-                        Match::Comment(Comment::Service(s.clone())),
+                        Match::Comment(Comment::Service(s.shared())),
                         Match::Protocol(proto),
                         dst(Addr::Net(IpNet::V4(Ipv4Net::new_assert(
                             Ipv4Addr::new(127, 0, 0, 0),
@@ -756,7 +794,7 @@ fn service_port_rules(
             out.head.rule(
                 KUBE_NODEPORTS,
                 &[
-                    Match::Comment(Comment::Service(s.clone())),
+                    Match::Comment(Comment::Service(s.shared())),
                     Match::Protocol(proto),
                     Match::DestinationPort(port.node_port),
                 ],
@@ -767,12 +805,12 @@ fn service_port_rules(
             out.filter.rule(
                 KUBE_EXTERNAL_SERVICES,
                 &[
-                    Match::Comment(external_filter.0.clone()),
+                    Match::Comment(no_endpoints().0),
                     Match::DestinationLocal,
                     Match::Protocol(proto),
                     Match::DestinationPort(port.node_port),
                 ],
-                &external_filter.1.clone(),
+                &no_endpoints().1,
             );
         }
     }
@@ -781,7 +819,7 @@ fn service_port_rules(
         out.filter.rule(
             KUBE_NODEPORTS,
             &[
-                Match::Comment(Comment::Around("", s.clone(), " health check node port")),
+                Match::Comment(Comment::Around("", s.shared(), " health check node port")),
                 Match::Protocol(crate::proxy::Protocol::Tcp),
                 Match::DestinationPort(port.health_check_node_port),
             ],
@@ -839,7 +877,7 @@ fn service_port_rules(
                 chains.ext,
                 &[Match::Comment(Comment::Around(
                     "masquerade traffic for ",
-                    s.clone(),
+                    s.shared(),
                     " external destinations",
                 ))],
                 &Target::Jump(KUBE_MARK_MASQ),
@@ -851,7 +889,7 @@ fn service_port_rules(
                     &[
                         Match::Comment(Comment::Around(
                             "pod traffic for ",
-                            s.clone(),
+                            s.shared(),
                             " external destinations",
                         )),
                         Match::Source {
@@ -867,7 +905,7 @@ fn service_port_rules(
                 &[
                     Match::Comment(Comment::Around(
                         "masquerade LOCAL traffic for ",
-                        s.clone(),
+                        s.shared(),
                         " external destinations",
                     )),
                     Match::SourceLocal,
@@ -879,7 +917,7 @@ fn service_port_rules(
                 &[
                     Match::Comment(Comment::Around(
                         "route LOCAL traffic for ",
-                        s.clone(),
+                        s.shared(),
                         " external destinations",
                     )),
                     Match::SourceLocal,
@@ -895,7 +933,7 @@ fn service_port_rules(
     // 9. Firewall chain.
     if uses_fw {
         out.chains.push(chains.fw);
-        let lb = Comment::Around("", s.clone(), " loadbalancer IP");
+        let lb = Comment::Around("", s.shared(), " loadbalancer IP");
         let mut allow_from_node = false;
         for cidr in &port.load_balancer_source_ranges {
             out.body.rule(
@@ -932,7 +970,7 @@ fn service_port_rules(
             chains.fw,
             &[Match::Comment(Comment::Around(
                 "other traffic to ",
-                s.clone(),
+                s.shared(),
                 " will be dropped by KUBE-PROXY-FIREWALL",
             ))],
             &Target::None,
@@ -967,16 +1005,25 @@ fn service_port_rules(
     }
     // 11. Endpoint chains.
     let body = &mut out.body;
+    // What every endpoint chain's rules write after `-A CHAIN`: the comment.
+    let comment: &str = if large { "" } else { &scratch.sep_comment };
+    let dnat = match proto {
+        crate::proxy::Protocol::Tcp => " -m tcp -p tcp -j DNAT --to-destination ",
+        crate::proxy::Protocol::Udp => " -m udp -p udp -j DNAT --to-destination ",
+        crate::proxy::Protocol::Sctp => " -m sctp -p sctp -j DNAT --to-destination ",
+    };
     for (i, (ep, &chain)) in port.all_locally_reachable.iter().zip(&scratch.seps).enumerate() {
         out.chains.push(chain);
         let name = scratch.name(i);
         let t = &mut body.text;
-        t.push_str("-A ");
-        push_chain(t, chain, name);
-        if !large {
-            t.push_str(" -m comment --comment ");
-            t.push_str(&s);
+        match scratch.begin(i) {
+            Some(b) => t.push_str(b),
+            None => {
+                t.push_str("-A ");
+                chain.write_to(t);
+            }
         }
+        t.push_str(comment);
         t.push_str(" -s ");
         match scratch.ip(i) {
             Some(ip) => t.push_str(ip),
@@ -985,22 +1032,20 @@ fn service_port_rules(
         t.push_str(" -j KUBE-MARK-MASQ");
         body.end(chain);
         let t = &mut body.text;
-        t.push_str("-A ");
-        push_chain(t, chain, name);
-        if !large {
-            t.push_str(" -m comment --comment ");
-            t.push_str(&s);
+        match scratch.begin(i) {
+            Some(b) => t.push_str(b),
+            None => {
+                t.push_str("-A ");
+                chain.write_to(t);
+            }
         }
+        t.push_str(comment);
         if port.session_affinity_timeout.is_some() {
             t.push_str(" -m recent --name ");
             push_chain(t, chain, name);
             t.push_str(" --set");
         }
-        t.push_str(match proto {
-            crate::proxy::Protocol::Tcp => " -m tcp -p tcp -j DNAT --to-destination ",
-            crate::proxy::Protocol::Udp => " -m udp -p udp -j DNAT --to-destination ",
-            crate::proxy::Protocol::Sctp => " -m sctp -p sctp -j DNAT --to-destination ",
-        });
+        t.push_str(dnat);
         match scratch.socket(i) {
             Some(sock) => t.push_str(sock),
             None => write_socket(t, ep.addr()),
@@ -1023,6 +1068,9 @@ fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
     scratch.seps.clear();
     scratch.spans.clear();
     scratch.index.clear();
+    scratch.sep_comment.clear();
+    scratch.sep_comment.push_str(" -m comment --comment ");
+    scratch.sep_comment.push_str(&port.name_string);
     let t = &mut scratch.ep_text;
     t.clear();
     for ep in &port.all_locally_reachable {
@@ -1049,6 +1097,7 @@ fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
                 t.get(start..socket_end).unwrap_or("").as_bytes(),
             ]),
         );
+        t.push_str("-A ");
         c.write_to(t);
         scratch.seps.push(c);
         scratch.spans.push(EpSpan {

@@ -220,6 +220,19 @@ pub(crate) fn decl_len(c: Chain) -> usize {
 }
 
 pub(crate) fn write_decl(out: &mut String, c: Chain) {
+    // A service chain's line is put together on the stack and written at once.
+    let mut name = [0u8; 32];
+    let n = c.fill(&mut name);
+    if n > 0 {
+        let mut line = [0u8; 48];
+        line[0] = b':';
+        line[1..1 + n].copy_from_slice(&name[..n]);
+        line[1 + n..10 + n].copy_from_slice(b" - [0:0]\n");
+        if let Some(t) = name_text(&line[..10 + n]) {
+            out.push_str(t);
+            return;
+        }
+    }
     out.push(':');
     c.write_to(out);
     out.push_str(" - [0:0]\n");
@@ -258,10 +271,20 @@ impl TxText {
             .iter()
             .map(|c| "-X \n".len() + c.text_len())
             .sum::<usize>();
-        for (p, w) in self.ports_written() {
-            n += p.filter.text.len() + p.head.text.len();
-            if w {
-                n += p.body.text.len() + decls(&p.chains);
+        match &self.written {
+            // Every port's lines: summed by the blocks.
+            Written::All => {
+                for b in &self.ports.blocks {
+                    n += b.filter.len() + b.head.len() + b.body_len;
+                }
+            }
+            Written::Some(_) => {
+                for (p, w) in self.ports_written() {
+                    n += p.filter.text.len() + p.head.text.len();
+                    if w {
+                        n += p.body.text.len() + decls(&p.chains);
+                    }
+                }
             }
         }
         n
