@@ -8,7 +8,7 @@
 use std::io::{self, IoSlice, Write};
 use std::sync::Arc;
 
-use super::text::{PortText, TxText, Written, decl_len, write_decl};
+use super::text::{PortText, TxText, Written, write_decl};
 
 /// About how many service ports a block holds (a block ends at the end of a Service); a few
 /// in unit tests, so that their small clusters span many blocks.
@@ -49,7 +49,7 @@ impl Block {
         for p in &ports {
             f += p.filter.text.len();
             h += p.head.text.len();
-            body_len += p.body.text.len() + p.chains.iter().map(|c| decl_len(*c)).sum::<usize>();
+            body_len += p.body.text.len() + p.decls_len();
         }
         let mut filter = String::with_capacity(f);
         let mut head = String::with_capacity(h);
@@ -284,11 +284,7 @@ impl TxText {
         });
         // Declarations of the chains written.
         s.own(|o| {
-            self.for_written(|p, _, _| {
-                for c in &p.chains {
-                    write_decl(o, *c);
-                }
-            });
+            self.for_written(|p, _, _| p.write_decls(o));
             for c in &self.stale {
                 write_decl(o, *c);
             }

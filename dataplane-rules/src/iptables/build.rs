@@ -11,7 +11,9 @@ use serde::Serialize;
 use svcnet_topology::IpFamily;
 
 use super::blocks::PortList;
-use super::text::{Lines, PortText, TxText, Typed, Written, fix_probabilities, parse_table};
+use super::text::{
+    Lines, PortText, TxText, Typed, Written, decl_len, fix_probabilities, parse_table, write_decl,
+};
 use super::types::*;
 use crate::error::RulesError;
 use crate::hash::chain_hash;
@@ -522,6 +524,8 @@ pub(crate) struct Scratch {
     cluster_ip: String,
     /// Its endpoint chains' comment match.
     sep_comment: String,
+    /// What a policy chain's rules start with (`-A CHAIN`, the comment up to the endpoint).
+    rule_head: String,
     seps: Vec<Chain>,
     /// Each endpoint's text, rendered once per sync: `ip:port` (`[ip]:port`), then
     /// `-A ` and its endpoint chain's name; `spans` tells where each piece ends.
@@ -619,11 +623,34 @@ pub(crate) fn render_port(
             Lines::default()
         },
         chains: Vec::with_capacity(2 + eps),
+        decls: String::new(),
         extra: Vec::new(),
         seqs: Vec::new(),
     };
     service_port_rules(port, settings, large, &mut out, body, scratch);
+    if body {
+        port_decls(&mut out, scratch);
+    }
     out
+}
+
+/// Renders the declarations of a port's chains: the endpoint chains (its last ones) from
+/// their names rendered with the rules.
+fn port_decls(out: &mut PortText, scratch: &Scratch) {
+    let seps = scratch.seps.len().min(out.chains.len());
+    let own = out.chains.len() - seps;
+    let d = &mut out.decls;
+    d.reserve(out.chains.iter().map(|c| decl_len(*c)).sum());
+    for (k, c) in out.chains.iter().enumerate() {
+        match k.checked_sub(own).and_then(|i| scratch.name(i)) {
+            Some(name) => {
+                d.push(':');
+                d.push_str(name);
+                d.push_str(" - [0:0]\n");
+            }
+            None => write_decl(d, *c),
+        }
+    }
 }
 
 /// The rules of one service port (the body of `syncProxyRules`' service loop).
@@ -978,31 +1005,38 @@ fn service_port_rules(
     }
     // 10. Policy chains. Each endpoint chain name is hashed (and its text rendered) once.
     endpoint_chains(port, scratch);
+    let mut head = std::mem::take(&mut scratch.rule_head);
+    {
+        let sc = &*scratch;
+        if port.uses_cluster_policy() {
+            out.chains.push(chains.svc);
+            endpoint_rules(
+                &mut out.body,
+                &s,
+                port,
+                chains.svc,
+                &port.cluster_endpoints,
+                large,
+                sc,
+                &mut head,
+            );
+        }
+        if port.uses_local_policy() {
+            out.chains.push(chains.svl);
+            endpoint_rules(
+                &mut out.body,
+                &s,
+                port,
+                chains.svl,
+                &port.local_endpoints,
+                large,
+                sc,
+                &mut head,
+            );
+        }
+    }
+    scratch.rule_head = head;
     let scratch = &*scratch;
-    if port.uses_cluster_policy() {
-        out.chains.push(chains.svc);
-        endpoint_rules(
-            &mut out.body,
-            &s,
-            port,
-            chains.svc,
-            &port.cluster_endpoints,
-            large,
-            scratch,
-        );
-    }
-    if port.uses_local_policy() {
-        out.chains.push(chains.svl);
-        endpoint_rules(
-            &mut out.body,
-            &s,
-            port,
-            chains.svl,
-            &port.local_endpoints,
-            large,
-            scratch,
-        );
-    }
     // 11. Endpoint chains.
     let body = &mut out.body;
     // What every endpoint chain's rules write after `-A CHAIN`: the comment.
@@ -1114,7 +1148,8 @@ fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
     }
 }
 
-/// `writeServiceToEndpointRules`: affinity checks, then the probability cascade.
+/// `writeServiceToEndpointRules`: affinity checks, then the probability cascade. `head`: a
+/// buffer for what every rule starts with.
 #[allow(clippy::too_many_arguments)]
 fn endpoint_rules(
     body: &mut Lines,
@@ -1124,6 +1159,7 @@ fn endpoint_rules(
     endpoints: &[Endpoint],
     large: bool,
     scratch: &Scratch,
+    head: &mut String,
 ) {
     let all = &port.all_locally_reachable;
     // The place of endpoint `k` of `endpoints` among the locally reachable ones (every
@@ -1139,52 +1175,26 @@ fn endpoint_rules(
             scratch.index.get(&addr).copied()
         }
     };
-    // The endpoint's chain name and `ip:port` text, rendered once per port.
-    let sep_of = |k: usize, ep: &Endpoint| -> (Chain, Option<(usize, &str, &str)>) {
+    // The endpoint's chain, its name and `ip:port` text (rendered once per port).
+    let sep_of = |k: usize, ep: &Endpoint| -> (Chain, Option<&str>, Option<&str>) {
         match place(k, ep).and_then(|i| Some((*scratch.seps.get(i)?, i))) {
-            Some((c, i)) => match (scratch.name(i), scratch.socket(i)) {
-                (Some(n), Some(sock)) => (c, Some((i, n, sock))),
-                _ => (c, None),
-            },
-            None => (endpoint_chain(port, ep), None),
+            Some((c, i)) => (c, scratch.name(i), scratch.socket(i)),
+            None => (endpoint_chain(port, ep), None, None),
         }
     };
-    // `-A CHAIN`, rendered once for the chain's rules
-    let mut begin = [0u8; 64];
-    let begin_len = {
-        let prefix: &[u8] = match chain {
-            Chain::Fixed(f) => f.as_bytes(),
-            Chain::Service(kind, _) => kind.prefix().as_bytes(),
-        };
-        let hash: &[u8] = match &chain {
-            Chain::Fixed(_) => &[],
-            Chain::Service(_, h) => h,
-        };
-        let n = 3 + prefix.len() + hash.len();
-        match begin.get_mut(..n) {
-            Some(b) => {
-                b[..3].copy_from_slice(b"-A ");
-                b[3..3 + prefix.len()].copy_from_slice(prefix);
-                b[3 + prefix.len()..].copy_from_slice(hash);
-                n
-            }
-            None => 0,
-        }
-    };
-    let begin_text = std::str::from_utf8(&begin[..begin_len]).unwrap_or("");
-    let write_begin = |t: &mut String| {
-        if begin_text.is_empty() {
-            t.push_str("-A ");
-            chain.write_to(t);
-        } else {
-            t.push_str(begin_text);
-        }
-    };
-    let comment = |t: &mut String, ep: &Endpoint, sock: Option<&str>| {
+    // `-A CHAIN` and the comment up to the endpoint, rendered once for the chain's rules.
+    head.clear();
+    head.push_str("-A ");
+    chain.write_to(head);
+    if !large {
+        head.push_str(" -m comment --comment \"");
+        head.push_str(s);
+        head.push_str(" -> ");
+    }
+    let head = &*head;
+    let start = |t: &mut String, ep: &Endpoint, sock: Option<&str>| {
+        t.push_str(head);
         if !large {
-            t.push_str(" -m comment --comment \"");
-            t.push_str(s);
-            t.push_str(" -> ");
             match sock {
                 Some(sock) => t.push_str(sock),
                 None => write_socket(t, ep.addr()),
@@ -1194,11 +1204,9 @@ fn endpoint_rules(
     };
     if let Some(seconds) = port.session_affinity_timeout {
         for (k, ep) in endpoints.iter().enumerate() {
-            let (c, found) = sep_of(k, ep);
-            let (name, sock) = (found.map(|f| f.1), found.map(|f| f.2));
+            let (c, name, sock) = sep_of(k, ep);
             let t = &mut body.text;
-            write_begin(t);
-            comment(t, ep, sock);
+            start(t, ep, sock);
             t.push_str(" -m recent --name ");
             push_chain(t, c, name);
             t.push_str(" --rcheck --seconds ");
@@ -1210,11 +1218,9 @@ fn endpoint_rules(
     }
     let n = endpoints.len();
     for (k, ep) in endpoints.iter().enumerate() {
-        let (c, found) = sep_of(k, ep);
-        let (name, sock) = (found.map(|f| f.1), found.map(|f| f.2));
+        let (c, name, sock) = sep_of(k, ep);
         let t = &mut body.text;
-        write_begin(t);
-        comment(t, ep, sock);
+        start(t, ep, sock);
         if k + 1 < n {
             t.push_str(" -m statistic --mode random --probability ");
             write_probability(t, u32::try_from(n - k).unwrap_or(u32::MAX));

@@ -178,6 +178,9 @@ pub(crate) struct PortText {
     pub(crate) body: Lines,
     /// The chains declared (and kept active), in declaration order.
     pub(crate) chains: Vec<Chain>,
+    /// Their declaration lines, rendered with the rules (empty when they were not: written
+    /// from `chains` then).
+    pub(crate) decls: String,
     /// Chains the body writes to without declaring them (kube-proxy would too).
     pub(crate) extra: Vec<Chain>,
     /// The creation order of `chains`, then `extra`, in the tables (set by syncs).
@@ -185,6 +188,26 @@ pub(crate) struct PortText {
 }
 
 impl PortText {
+    /// Writes the declarations of `chains`.
+    pub(crate) fn write_decls(&self, out: &mut String) {
+        if self.decls.is_empty() {
+            for c in &self.chains {
+                write_decl(out, *c);
+            }
+        } else {
+            out.push_str(&self.decls);
+        }
+    }
+
+    /// The length of the declarations of `chains`.
+    pub(crate) fn decls_len(&self) -> usize {
+        if self.decls.is_empty() {
+            self.chains.iter().map(|c| decl_len(*c)).sum()
+        } else {
+            self.decls.len()
+        }
+    }
+
     /// `chains` then `extra`.
     pub(crate) fn all_chains(&self) -> impl Iterator<Item = Chain> + '_ {
         self.chains.iter().chain(&self.extra).copied()
@@ -220,19 +243,6 @@ pub(crate) fn decl_len(c: Chain) -> usize {
 }
 
 pub(crate) fn write_decl(out: &mut String, c: Chain) {
-    // A service chain's line is put together on the stack and written at once.
-    let mut name = [0u8; 32];
-    let n = c.fill(&mut name);
-    if n > 0 {
-        let mut line = [0u8; 48];
-        line[0] = b':';
-        line[1..1 + n].copy_from_slice(&name[..n]);
-        line[1 + n..10 + n].copy_from_slice(b" - [0:0]\n");
-        if let Some(t) = name_text(&line[..10 + n]) {
-            out.push_str(t);
-            return;
-        }
-    }
     out.push(':');
     c.write_to(out);
     out.push_str(" - [0:0]\n");
@@ -282,7 +292,7 @@ impl TxText {
                 for (p, w) in self.ports_written() {
                     n += p.filter.text.len() + p.head.text.len();
                     if w {
-                        n += p.body.text.len() + decls(&p.chains);
+                        n += p.body.text.len() + p.decls_len();
                     }
                 }
             }
@@ -310,9 +320,7 @@ impl TxText {
         }
         for (p, w) in self.ports_written() {
             if w {
-                for c in &p.chains {
-                    write_decl(out, *c);
-                }
+                p.write_decls(out);
             }
         }
         for c in &self.stale {
