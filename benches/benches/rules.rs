@@ -8,9 +8,9 @@
 //! ports rebuilt, the other blocks' `KUBE-SERVICES` lines shared with the prior tables.
 //!
 //! For load-independent instruction counts, `SVCNET_RULES_BENCH_ONCE=1` runs one full
-//! generation and the partial syncs and exits: e.g. `valgrind --tool=callgrind` on the bench
-//! binary, reading the inclusive cost of `full_once`, `partial_once` and
-//! `partial_segments_once`.
+//! generation (and the rules + text of one more from a prebuilt model) and the partial syncs
+//! and exits: e.g. `valgrind --tool=callgrind` on the bench binary, reading the inclusive cost
+//! of `full_once`, `sync_text_once`, `partial_once` and `partial_segments_once`.
 
 use std::hint::black_box;
 
@@ -33,6 +33,15 @@ fn full_once(
     let (tx, state) = sync(None, &model, settings);
     let text = tx.to_restore_text();
     (model, tx, state, text)
+}
+
+/// One full sync and its restore text from a model built beforehand (the rule compiler's part
+/// of [`full_once`], measured alone).
+#[inline(never)]
+fn sync_text_once(model: &ProxyModel, settings: &IptablesSettings) -> (Transaction, IptablesState, String) {
+    let (tx, state) = sync(None, model, settings);
+    let text = tx.to_restore_text();
+    (tx, state, text)
 }
 
 /// One partial sync from the prior tables, with its payload as segments (no flat copy: they
@@ -70,6 +79,9 @@ fn rules(c: &mut Criterion) {
     let (_, changed) = cluster(true);
     {
         let (_, tx, state, text) = full_once(&services, &slices, &config, &settings);
+        let model = ProxyModel::build(&services, &slices, None, &config);
+        let (_, _, again) = sync_text_once(&model, &settings);
+        assert_eq!(again, text);
         let new_model = ProxyModel::build(&services, &changed, None, &config);
         let (ptx, _, ptext) = partial_once(state.clone(), &new_model, &settings);
         eprintln!(
@@ -105,6 +117,9 @@ fn rules(c: &mut Criterion) {
         })
     });
     let model = ProxyModel::build(&services, &slices, None, &config);
+    g.bench_function("full: rules + text (model prebuilt)", |b| {
+        b.iter(|| sync_text_once(black_box(&model), &settings))
+    });
     let (_, state) = sync(None, &model, &settings);
     let new_model = ProxyModel::build(&services, &changed, None, &config);
     // The prior tables are kube-proxy's kernel state: handed over, not copied, in the timing.

@@ -39,14 +39,17 @@ pub(crate) struct Block {
     pub(crate) head_ends: Vec<u32>,
     /// Whether a port writes a chain it does not declare.
     pub(crate) has_extra: bool,
+    /// The length of every port's own chains: rule lines and declarations.
+    pub(crate) body_len: usize,
 }
 
 impl Block {
     fn new(ports: Vec<Arc<PortText>>, services: Vec<ServiceRec>, digests: Vec<u64>) -> Self {
-        let (mut f, mut h) = (0, 0);
+        let (mut f, mut h, mut body_len) = (0, 0, 0);
         for p in &ports {
             f += p.filter.text.len();
             h += p.head.text.len();
+            body_len += p.body.text.len() + p.decls_len();
         }
         let mut filter = String::with_capacity(f);
         let mut head = String::with_capacity(h);
@@ -66,6 +69,7 @@ impl Block {
             head,
             head_ends,
             has_extra,
+            body_len,
         }
     }
 }
@@ -280,11 +284,7 @@ impl TxText {
         });
         // Declarations of the chains written.
         s.own(|o| {
-            self.for_written(|p, _, _| {
-                for c in &p.chains {
-                    write_decl(o, *c);
-                }
-            });
+            self.for_written(|p, _, _| p.write_decls(o));
             for c in &self.stale {
                 write_decl(o, *c);
             }

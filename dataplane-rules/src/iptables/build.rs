@@ -1,6 +1,7 @@
 //! One sync of kube-proxy v1.37.2's iptables proxier (`pkg/proxy/iptables/proxier.go`
 //! `syncProxyRules`, `writeServiceToEndpointRules`): the restore payload as data.
 
+use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -10,7 +11,9 @@ use serde::Serialize;
 use svcnet_topology::IpFamily;
 
 use super::blocks::PortList;
-use super::text::{Lines, PortText, TxText, Typed, Written, fix_probabilities, parse_table};
+use super::text::{
+    Lines, PortText, TxText, Typed, Written, decl_len, fix_probabilities, parse_table, write_decl,
+};
 use super::types::*;
 use crate::error::RulesError;
 use crate::hash::chain_hash;
@@ -192,7 +195,8 @@ impl Transaction {
 
     /// The payload as `iptables-restore` reads it.
     pub fn to_restore_text(&self) -> String {
-        let mut out = String::with_capacity(self.text.len_hint());
+        // A full payload's length is known exactly; a partial one's segments reserve theirs.
+        let mut out = String::with_capacity(if self.full { self.text.len_hint() } else { 0 });
         self.write_to(&mut out);
         out
     }
@@ -516,9 +520,15 @@ pub(crate) fn tx_text(
 #[derive(Debug, Default)]
 pub(crate) struct Scratch {
     text: String,
+    /// The cluster IP rule's matches of the port being rendered.
+    cluster_ip: String,
+    /// Its endpoint chains' comment match.
+    sep_comment: String,
+    /// What a policy chain's rules start with (`-A CHAIN`, the comment up to the endpoint).
+    rule_head: String,
     seps: Vec<Chain>,
-    /// Each endpoint's text, rendered once per sync: `ip:port` (`[ip]:port`), then its
-    /// endpoint chain's name; `spans` tells where each piece ends.
+    /// Each endpoint's text, rendered once per sync: `ip:port` (`[ip]:port`), then
+    /// `-A ` and its endpoint chain's name; `spans` tells where each piece ends.
     ep_text: String,
     spans: Vec<EpSpan>,
     index: KeyedMap<SocketAddr, usize>,
@@ -531,7 +541,7 @@ struct EpSpan {
     start: usize,
     /// The address' start and end (inside the brackets for IPv6).
     ip: (usize, usize),
-    /// The socket text's end, where the chain name starts.
+    /// The socket text's end, where `-A ` and the chain name start.
     socket_end: usize,
     /// The chain name's end.
     end: usize,
@@ -553,6 +563,12 @@ impl Scratch {
     /// Endpoint `i`'s chain name.
     fn name(&self, i: usize) -> Option<&str> {
         let sp = self.spans.get(i)?;
+        self.ep_text.get(sp.socket_end + 3..sp.end)
+    }
+
+    /// `-A ` and endpoint `i`'s chain name.
+    fn begin(&self, i: usize) -> Option<&str> {
+        let sp = self.spans.get(i)?;
         self.ep_text.get(sp.socket_end..sp.end)
     }
 }
@@ -563,6 +579,25 @@ fn push_chain(t: &mut String, chain: Chain, name: Option<&str>) {
     match name {
         Some(n) => t.push_str(n),
         None => chain.write_to(t),
+    }
+}
+
+/// A service port's name: text, and shared (as the typed comments hold it) when first asked.
+struct Name<'a> {
+    text: &'a str,
+    shared: OnceCell<Arc<str>>,
+}
+
+impl Name<'_> {
+    fn shared(&self) -> Arc<str> {
+        self.shared.get_or_init(|| Arc::from(self.text)).clone()
+    }
+}
+
+impl std::ops::Deref for Name<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.text
     }
 }
 
@@ -588,11 +623,34 @@ pub(crate) fn render_port(
             Lines::default()
         },
         chains: Vec::with_capacity(2 + eps),
+        decls: String::new(),
         extra: Vec::new(),
         seqs: Vec::new(),
     };
     service_port_rules(port, settings, large, &mut out, body, scratch);
+    if body {
+        port_decls(&mut out, scratch);
+    }
     out
+}
+
+/// Renders the declarations of a port's chains: the endpoint chains (its last ones) from
+/// their names rendered with the rules.
+fn port_decls(out: &mut PortText, scratch: &Scratch) {
+    let seps = scratch.seps.len().min(out.chains.len());
+    let own = out.chains.len() - seps;
+    let d = &mut out.decls;
+    d.reserve(out.chains.iter().map(|c| decl_len(*c)).sum());
+    for (k, c) in out.chains.iter().enumerate() {
+        match k.checked_sub(own).and_then(|i| scratch.name(i)) {
+            Some(name) => {
+                d.push(':');
+                d.push_str(name);
+                d.push_str(" - [0:0]\n");
+            }
+            None => write_decl(d, *c),
+        }
+    }
 }
 
 /// The rules of one service port (the body of `syncProxyRules`' service loop).
@@ -604,7 +662,10 @@ fn service_port_rules(
     write_chains: bool,
     scratch: &mut Scratch,
 ) {
-    let s: Arc<str> = Arc::from(port.name_string.as_str());
+    let s = Name {
+        text: port.name_string.as_str(),
+        shared: OnceCell::new(),
+    };
     let proto = port.protocol;
     let chains = ServiceChains::of(port);
     let has_endpoints = port.has_endpoints;
@@ -622,38 +683,52 @@ fn service_port_rules(
     };
     let uses_fw = port.uses_firewall();
     let lb_chain = if uses_fw { chains.fw } else { chains.ext };
-    let (internal_filter, external_filter) = if !has_endpoints {
-        let c = Comment::Around("", s.clone(), " has no endpoints");
-        ((c.clone(), Target::Reject), (c, Target::Reject))
-    } else {
-        let c = Comment::Around("", s.clone(), " has no local endpoints");
-        ((c.clone(), Target::Drop), (c, Target::Drop))
+    // The comment and target of the filter rules of traffic with no (local) endpoint.
+    let no_endpoints = || {
+        if !has_endpoints {
+            (
+                Comment::Around("", s.shared(), " has no endpoints"),
+                Target::Reject,
+            )
+        } else {
+            (
+                Comment::Around("", s.shared(), " has no local endpoints"),
+                Target::Drop,
+            )
+        }
     };
     let cluster_ip = Addr::Ip(port.cluster_ip);
     let dst = |addr: Addr| Match::Destination { negated: false, addr };
 
-    // 1. ClusterIP.
+    // 1. ClusterIP. The rule's matches (`"S cluster IP"`, protocol, address, port) are
+    // rendered once, for it and the internal masquerade rule.
     if has_internal {
-        out.head.rule(
-            KUBE_SERVICES,
-            &[
-                Match::Comment(Comment::Around("", s.clone(), " cluster IP")),
-                Match::Protocol(proto),
-                dst(cluster_ip),
-                Match::DestinationPort(port.port),
-            ],
-            &Target::Jump(internal_chain),
-        );
+        let m = &mut scratch.cluster_ip;
+        m.clear();
+        m.push_str(" -m comment --comment \"");
+        m.push_str(&s);
+        m.push_str(" cluster IP\"");
+        write_match(m, &Match::Protocol(proto));
+        m.push_str(" -d ");
+        write_ip(m, port.cluster_ip);
+        m.push_str(" --dport ");
+        push_u32(m, u32::from(port.port));
+        let t = &mut out.head.text;
+        t.push_str("-A KUBE-SERVICES");
+        t.push_str(m);
+        t.push_str(" -j ");
+        internal_chain.write_to(t);
+        out.head.end(KUBE_SERVICES);
     } else {
         out.filter.rule(
             KUBE_SERVICES,
             &[
-                Match::Comment(internal_filter.0.clone()),
+                Match::Comment(no_endpoints().0),
                 Match::Protocol(proto),
                 dst(cluster_ip),
                 Match::DestinationPort(port.port),
             ],
-            &internal_filter.1.clone(),
+            &no_endpoints().1,
         );
     }
     // 2. External IPs.
@@ -662,7 +737,7 @@ fn service_port_rules(
             out.head.rule(
                 KUBE_SERVICES,
                 &[
-                    Match::Comment(Comment::Around("", s.clone(), " external IP")),
+                    Match::Comment(Comment::Around("", s.shared(), " external IP")),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
@@ -674,12 +749,12 @@ fn service_port_rules(
             out.filter.rule(
                 KUBE_EXTERNAL_SERVICES,
                 &[
-                    Match::Comment(external_filter.0.clone()),
+                    Match::Comment(no_endpoints().0),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
                 ],
-                &external_filter.1.clone(),
+                &no_endpoints().1,
             );
         }
     }
@@ -689,7 +764,7 @@ fn service_port_rules(
             out.head.rule(
                 KUBE_SERVICES,
                 &[
-                    Match::Comment(Comment::Around("", s.clone(), " loadbalancer IP")),
+                    Match::Comment(Comment::Around("", s.shared(), " loadbalancer IP")),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
@@ -701,7 +776,7 @@ fn service_port_rules(
             out.filter.rule(
                 KUBE_PROXY_FIREWALL,
                 &[
-                    Match::Comment(Comment::NotAccepted(s.clone(), chains.fw)),
+                    Match::Comment(Comment::NotAccepted(s.shared(), chains.fw)),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
@@ -715,12 +790,12 @@ fn service_port_rules(
             out.filter.rule(
                 KUBE_EXTERNAL_SERVICES,
                 &[
-                    Match::Comment(external_filter.0.clone()),
+                    Match::Comment(no_endpoints().0),
                     Match::Protocol(proto),
                     dst(Addr::Ip(*ip)),
                     Match::DestinationPort(port.port),
                 ],
-                &external_filter.1.clone(),
+                &no_endpoints().1,
             );
         }
     }
@@ -731,7 +806,7 @@ fn service_port_rules(
                 out.head.rule(
                     KUBE_NODEPORTS,
                     &[
-                        Match::Comment(Comment::Service(s.clone())),
+                        Match::Comment(Comment::Service(s.shared())),
                         Match::Protocol(proto),
                         dst(Addr::Net(IpNet::V4(Ipv4Net::new_assert(
                             Ipv4Addr::new(127, 0, 0, 0),
@@ -746,7 +821,7 @@ fn service_port_rules(
             out.head.rule(
                 KUBE_NODEPORTS,
                 &[
-                    Match::Comment(Comment::Service(s.clone())),
+                    Match::Comment(Comment::Service(s.shared())),
                     Match::Protocol(proto),
                     Match::DestinationPort(port.node_port),
                 ],
@@ -757,12 +832,12 @@ fn service_port_rules(
             out.filter.rule(
                 KUBE_EXTERNAL_SERVICES,
                 &[
-                    Match::Comment(external_filter.0.clone()),
+                    Match::Comment(no_endpoints().0),
                     Match::DestinationLocal,
                     Match::Protocol(proto),
                     Match::DestinationPort(port.node_port),
                 ],
-                &external_filter.1.clone(),
+                &no_endpoints().1,
             );
         }
     }
@@ -771,7 +846,7 @@ fn service_port_rules(
         out.filter.rule(
             KUBE_NODEPORTS,
             &[
-                Match::Comment(Comment::Around("", s.clone(), " health check node port")),
+                Match::Comment(Comment::Around("", s.shared(), " health check node port")),
                 Match::Protocol(crate::proxy::Protocol::Tcp),
                 Match::DestinationPort(port.health_check_node_port),
             ],
@@ -800,35 +875,25 @@ fn service_port_rules(
         return;
     }
 
-    // 7. Internal masquerade.
+    // 7. Internal masquerade (the cluster IP rule's matches, rendered in step 1).
     if has_internal {
-        let comment = Match::Comment(Comment::Around("", s.clone(), " cluster IP"));
-        if settings.masquerade_all {
-            out.body.rule(
-                internal_chain,
-                &[
-                    comment,
-                    Match::Protocol(proto),
-                    dst(cluster_ip),
-                    Match::DestinationPort(port.port),
-                ],
-                &Target::Jump(KUBE_MARK_MASQ),
-            );
-        } else if let LocalDetector::Cidr(cidr) = settings.detector {
-            out.body.rule(
-                internal_chain,
-                &[
-                    comment,
-                    Match::Protocol(proto),
-                    dst(cluster_ip),
-                    Match::DestinationPort(port.port),
-                    Match::Source {
-                        negated: true,
-                        addr: Addr::Net(cidr),
-                    },
-                ],
-                &Target::Jump(KUBE_MARK_MASQ),
-            );
+        // Everything (masquerade-all), or what does not come from the pod CIDR.
+        let masquerade = match settings.detector {
+            _ if settings.masquerade_all => Some(None),
+            LocalDetector::Cidr(cidr) => Some(Some(cidr)),
+            _ => None,
+        };
+        if let Some(cidr) = masquerade {
+            let t = &mut out.body.text;
+            t.push_str("-A ");
+            internal_chain.write_to(t);
+            t.push_str(&scratch.cluster_ip);
+            if let Some(cidr) = cidr {
+                t.push_str(" ! -s ");
+                Addr::Net(cidr).write_to(t);
+            }
+            t.push_str(" -j KUBE-MARK-MASQ");
+            out.body.end(internal_chain);
         }
     }
     // 8. External-traffic chain.
@@ -839,7 +904,7 @@ fn service_port_rules(
                 chains.ext,
                 &[Match::Comment(Comment::Around(
                     "masquerade traffic for ",
-                    s.clone(),
+                    s.shared(),
                     " external destinations",
                 ))],
                 &Target::Jump(KUBE_MARK_MASQ),
@@ -851,7 +916,7 @@ fn service_port_rules(
                     &[
                         Match::Comment(Comment::Around(
                             "pod traffic for ",
-                            s.clone(),
+                            s.shared(),
                             " external destinations",
                         )),
                         Match::Source {
@@ -867,7 +932,7 @@ fn service_port_rules(
                 &[
                     Match::Comment(Comment::Around(
                         "masquerade LOCAL traffic for ",
-                        s.clone(),
+                        s.shared(),
                         " external destinations",
                     )),
                     Match::SourceLocal,
@@ -879,7 +944,7 @@ fn service_port_rules(
                 &[
                     Match::Comment(Comment::Around(
                         "route LOCAL traffic for ",
-                        s.clone(),
+                        s.shared(),
                         " external destinations",
                     )),
                     Match::SourceLocal,
@@ -895,7 +960,7 @@ fn service_port_rules(
     // 9. Firewall chain.
     if uses_fw {
         out.chains.push(chains.fw);
-        let lb = Comment::Around("", s.clone(), " loadbalancer IP");
+        let lb = Comment::Around("", s.shared(), " loadbalancer IP");
         let mut allow_from_node = false;
         for cidr in &port.load_balancer_source_ranges {
             out.body.rule(
@@ -932,7 +997,7 @@ fn service_port_rules(
             chains.fw,
             &[Match::Comment(Comment::Around(
                 "other traffic to ",
-                s.clone(),
+                s.shared(),
                 " will be dropped by KUBE-PROXY-FIREWALL",
             ))],
             &Target::None,
@@ -940,43 +1005,59 @@ fn service_port_rules(
     }
     // 10. Policy chains. Each endpoint chain name is hashed (and its text rendered) once.
     endpoint_chains(port, scratch);
+    let mut head = std::mem::take(&mut scratch.rule_head);
+    {
+        let sc = &*scratch;
+        if port.uses_cluster_policy() {
+            out.chains.push(chains.svc);
+            endpoint_rules(
+                &mut out.body,
+                &s,
+                port,
+                chains.svc,
+                &port.cluster_endpoints,
+                large,
+                sc,
+                &mut head,
+            );
+        }
+        if port.uses_local_policy() {
+            out.chains.push(chains.svl);
+            endpoint_rules(
+                &mut out.body,
+                &s,
+                port,
+                chains.svl,
+                &port.local_endpoints,
+                large,
+                sc,
+                &mut head,
+            );
+        }
+    }
+    scratch.rule_head = head;
     let scratch = &*scratch;
-    if port.uses_cluster_policy() {
-        out.chains.push(chains.svc);
-        endpoint_rules(
-            &mut out.body,
-            &s,
-            port,
-            chains.svc,
-            &port.cluster_endpoints,
-            large,
-            scratch,
-        );
-    }
-    if port.uses_local_policy() {
-        out.chains.push(chains.svl);
-        endpoint_rules(
-            &mut out.body,
-            &s,
-            port,
-            chains.svl,
-            &port.local_endpoints,
-            large,
-            scratch,
-        );
-    }
     // 11. Endpoint chains.
     let body = &mut out.body;
+    // What every endpoint chain's rules write after `-A CHAIN`: the comment.
+    let comment: &str = if large { "" } else { &scratch.sep_comment };
+    let dnat = match proto {
+        crate::proxy::Protocol::Tcp => " -m tcp -p tcp -j DNAT --to-destination ",
+        crate::proxy::Protocol::Udp => " -m udp -p udp -j DNAT --to-destination ",
+        crate::proxy::Protocol::Sctp => " -m sctp -p sctp -j DNAT --to-destination ",
+    };
     for (i, (ep, &chain)) in port.all_locally_reachable.iter().zip(&scratch.seps).enumerate() {
         out.chains.push(chain);
         let name = scratch.name(i);
         let t = &mut body.text;
-        t.push_str("-A ");
-        push_chain(t, chain, name);
-        if !large {
-            t.push_str(" -m comment --comment ");
-            t.push_str(&s);
+        match scratch.begin(i) {
+            Some(b) => t.push_str(b),
+            None => {
+                t.push_str("-A ");
+                chain.write_to(t);
+            }
         }
+        t.push_str(comment);
         t.push_str(" -s ");
         match scratch.ip(i) {
             Some(ip) => t.push_str(ip),
@@ -985,22 +1066,20 @@ fn service_port_rules(
         t.push_str(" -j KUBE-MARK-MASQ");
         body.end(chain);
         let t = &mut body.text;
-        t.push_str("-A ");
-        push_chain(t, chain, name);
-        if !large {
-            t.push_str(" -m comment --comment ");
-            t.push_str(&s);
+        match scratch.begin(i) {
+            Some(b) => t.push_str(b),
+            None => {
+                t.push_str("-A ");
+                chain.write_to(t);
+            }
         }
+        t.push_str(comment);
         if port.session_affinity_timeout.is_some() {
             t.push_str(" -m recent --name ");
             push_chain(t, chain, name);
             t.push_str(" --set");
         }
-        t.push_str(match proto {
-            crate::proxy::Protocol::Tcp => " -m tcp -p tcp -j DNAT --to-destination ",
-            crate::proxy::Protocol::Udp => " -m udp -p udp -j DNAT --to-destination ",
-            crate::proxy::Protocol::Sctp => " -m sctp -p sctp -j DNAT --to-destination ",
-        });
+        t.push_str(dnat);
         match scratch.socket(i) {
             Some(sock) => t.push_str(sock),
             None => write_socket(t, ep.addr()),
@@ -1023,6 +1102,9 @@ fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
     scratch.seps.clear();
     scratch.spans.clear();
     scratch.index.clear();
+    scratch.sep_comment.clear();
+    scratch.sep_comment.push_str(" -m comment --comment ");
+    scratch.sep_comment.push_str(&port.name_string);
     let t = &mut scratch.ep_text;
     t.clear();
     for ep in &port.all_locally_reachable {
@@ -1049,6 +1131,7 @@ fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
                 t.get(start..socket_end).unwrap_or("").as_bytes(),
             ]),
         );
+        t.push_str("-A ");
         c.write_to(t);
         scratch.seps.push(c);
         scratch.spans.push(EpSpan {
@@ -1065,7 +1148,8 @@ fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
     }
 }
 
-/// `writeServiceToEndpointRules`: affinity checks, then the probability cascade.
+/// `writeServiceToEndpointRules`: affinity checks, then the probability cascade. `head`: a
+/// buffer for what every rule starts with.
 #[allow(clippy::too_many_arguments)]
 fn endpoint_rules(
     body: &mut Lines,
@@ -1075,40 +1159,54 @@ fn endpoint_rules(
     endpoints: &[Endpoint],
     large: bool,
     scratch: &Scratch,
+    head: &mut String,
 ) {
-    // The endpoint's chain, with its rendered name when it is a locally reachable one (every
-    // endpoint a policy chain jumps to is).
-    let sep_of = |ep: &Endpoint| -> (Chain, Option<&str>) {
+    let all = &port.all_locally_reachable;
+    // The place of endpoint `k` of `endpoints` among the locally reachable ones (every
+    // endpoint a policy chain jumps to is one of them), most often the same place.
+    let place = |k: usize, ep: &Endpoint| -> Option<usize> {
         let addr = ep.addr();
-        let found = if scratch.index.is_empty() {
-            port.all_locally_reachable.iter().position(|e| e.addr() == addr)
+        if all.get(k).is_some_and(|e| e.addr() == addr) {
+            return Some(k);
+        }
+        if scratch.index.is_empty() {
+            all.iter().position(|e| e.addr() == addr)
         } else {
             scratch.index.get(&addr).copied()
-        };
-        match found.and_then(|i| Some((*scratch.seps.get(i)?, scratch.name(i)))) {
-            Some(c) => c,
-            None => (endpoint_chain(port, ep), None),
         }
     };
-    // `-A CHAIN`, rendered once for the chain's rules
-    let mut begin = String::with_capacity(32);
-    begin.push_str("-A ");
-    chain.write_to(&mut begin);
-    let comment = |t: &mut String, ep: &Endpoint| {
+    // The endpoint's chain, its name and `ip:port` text (rendered once per port).
+    let sep_of = |k: usize, ep: &Endpoint| -> (Chain, Option<&str>, Option<&str>) {
+        match place(k, ep).and_then(|i| Some((*scratch.seps.get(i)?, i))) {
+            Some((c, i)) => (c, scratch.name(i), scratch.socket(i)),
+            None => (endpoint_chain(port, ep), None, None),
+        }
+    };
+    // `-A CHAIN` and the comment up to the endpoint, rendered once for the chain's rules.
+    head.clear();
+    head.push_str("-A ");
+    chain.write_to(head);
+    if !large {
+        head.push_str(" -m comment --comment \"");
+        head.push_str(s);
+        head.push_str(" -> ");
+    }
+    let head = &*head;
+    let start = |t: &mut String, ep: &Endpoint, sock: Option<&str>| {
+        t.push_str(head);
         if !large {
-            t.push_str(" -m comment --comment \"");
-            t.push_str(s);
-            t.push_str(" -> ");
-            write_socket(t, ep.addr());
+            match sock {
+                Some(sock) => t.push_str(sock),
+                None => write_socket(t, ep.addr()),
+            }
             t.push('"');
         }
     };
     if let Some(seconds) = port.session_affinity_timeout {
-        for ep in endpoints {
-            let (c, name) = sep_of(ep);
-            body.text.push_str(&begin);
+        for (k, ep) in endpoints.iter().enumerate() {
+            let (c, name, sock) = sep_of(k, ep);
             let t = &mut body.text;
-            comment(t, ep);
+            start(t, ep, sock);
             t.push_str(" -m recent --name ");
             push_chain(t, c, name);
             t.push_str(" --rcheck --seconds ");
@@ -1119,14 +1217,13 @@ fn endpoint_rules(
         }
     }
     let n = endpoints.len();
-    for (i, ep) in endpoints.iter().enumerate() {
-        let (c, name) = sep_of(ep);
-        body.text.push_str(&begin);
+    for (k, ep) in endpoints.iter().enumerate() {
+        let (c, name, sock) = sep_of(k, ep);
         let t = &mut body.text;
-        comment(t, ep);
-        if i + 1 < n {
+        start(t, ep, sock);
+        if k + 1 < n {
             t.push_str(" -m statistic --mode random --probability ");
-            write_probability(t, u32::try_from(n - i).unwrap_or(u32::MAX));
+            write_probability(t, u32::try_from(n - k).unwrap_or(u32::MAX));
         }
         t.push_str(" -j ");
         push_chain(t, c, name);

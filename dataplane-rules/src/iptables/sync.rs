@@ -976,6 +976,9 @@ mod tests {
                     assert_eq!(joined, flat, "{what}");
                     assert_eq!(segs.byte_len(), flat.len(), "{what}");
                     assert_eq!(tx.to_restore_text(), flat, "{what}");
+                    if tx.full {
+                        assert_eq!(tx.text.len_hint(), flat.len(), "{what}");
+                    }
                     let mut io = Vec::new();
                     tx.write_io(&mut io).unwrap();
                     assert_eq!(io, flat.as_bytes(), "{what}");

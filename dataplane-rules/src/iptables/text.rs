@@ -178,6 +178,9 @@ pub(crate) struct PortText {
     pub(crate) body: Lines,
     /// The chains declared (and kept active), in declaration order.
     pub(crate) chains: Vec<Chain>,
+    /// Their declaration lines, rendered with the rules (empty when they were not: written
+    /// from `chains` then).
+    pub(crate) decls: String,
     /// Chains the body writes to without declaring them (kube-proxy would too).
     pub(crate) extra: Vec<Chain>,
     /// The creation order of `chains`, then `extra`, in the tables (set by syncs).
@@ -185,6 +188,26 @@ pub(crate) struct PortText {
 }
 
 impl PortText {
+    /// Writes the declarations of `chains`.
+    pub(crate) fn write_decls(&self, out: &mut String) {
+        if self.decls.is_empty() {
+            for c in &self.chains {
+                write_decl(out, *c);
+            }
+        } else {
+            out.push_str(&self.decls);
+        }
+    }
+
+    /// The length of the declarations of `chains`.
+    pub(crate) fn decls_len(&self) -> usize {
+        if self.decls.is_empty() {
+            self.chains.iter().map(|c| decl_len(*c)).sum()
+        } else {
+            self.decls.len()
+        }
+    }
+
     /// `chains` then `extra`.
     pub(crate) fn all_chains(&self) -> impl Iterator<Item = Chain> + '_ {
         self.chains.iter().chain(&self.extra).copied()
@@ -213,6 +236,12 @@ pub(crate) struct TxText {
     pub(crate) stale: Vec<Chain>,
 }
 
+/// The length of a chain declaration line.
+#[inline]
+pub(crate) fn decl_len(c: Chain) -> usize {
+    ":".len() + c.text_len() + " - [0:0]\n".len()
+}
+
 pub(crate) fn write_decl(out: &mut String, c: Chain) {
     out.push(':');
     c.write_to(out);
@@ -239,12 +268,33 @@ impl TxText {
         })
     }
 
+    /// The exact length of the full payload ([`write_filter`](Self::write_filter) then
+    /// [`write_nat`](Self::write_nat)), so that it is written into one allocation.
     pub(crate) fn len_hint(&self) -> usize {
-        let mut n = 512 + 40 * self.stale.len();
-        for (p, w) in self.ports_written() {
-            n += p.filter.text.len() + p.head.text.len();
-            if w {
-                n += p.body.text.len() + 32 * p.chains.len();
+        let decls = |cs: &[Chain]| cs.iter().map(|c| decl_len(*c)).sum::<usize>();
+        let mut n = "*filter\n".len() + "COMMIT\n".len() + "*nat\n".len() + "COMMIT\n".len();
+        n += decls(&self.filter_decls) + decls(&self.nat_decls) + decls(&self.stale);
+        n += self.filter_pre.text.len() + self.filter_post.text.len();
+        n += self.nat_pre.text.len() + self.nat_post.text.len();
+        n += self
+            .stale
+            .iter()
+            .map(|c| "-X \n".len() + c.text_len())
+            .sum::<usize>();
+        match &self.written {
+            // Every port's lines: summed by the blocks.
+            Written::All => {
+                for b in &self.ports.blocks {
+                    n += b.filter.len() + b.head.len() + b.body_len;
+                }
+            }
+            Written::Some(_) => {
+                for (p, w) in self.ports_written() {
+                    n += p.filter.text.len() + p.head.text.len();
+                    if w {
+                        n += p.body.text.len() + p.decls_len();
+                    }
+                }
             }
         }
         n
@@ -270,9 +320,7 @@ impl TxText {
         }
         for (p, w) in self.ports_written() {
             if w {
-                for c in &p.chains {
-                    write_decl(out, *c);
-                }
+                p.write_decls(out);
             }
         }
         for c in &self.stale {

@@ -70,17 +70,61 @@ pub const KUBE_MARK_MASQ: Chain = Chain::Fixed("KUBE-MARK-MASQ");
 
 impl Chain {
     /// Writes the name.
+    #[inline]
     pub fn write_to(&self, out: &mut String) {
+        match self {
+            Chain::Fixed(s) => out.push_str(s),
+            Chain::Service(..) => {
+                let mut buf = [0u8; 32];
+                let n = self.fill(&mut buf);
+                match name_text(&buf[..n]) {
+                    Some(t) => out.push_str(t),
+                    None => self.write_slow(out),
+                }
+            }
+        }
+    }
+
+    /// Writes the name byte by byte (a hash that is not UTF-8 text, as `char`s).
+    #[cold]
+    pub(crate) fn write_slow(&self, out: &mut String) {
         match self {
             Chain::Fixed(s) => out.push_str(s),
             Chain::Service(kind, hash) => {
                 out.push_str(kind.prefix());
-                // The hash is base32 text (ASCII), so this never falls back.
                 match std::str::from_utf8(hash) {
                     Ok(h) => out.push_str(h),
                     Err(_) => out.extend(hash.iter().map(|&b| char::from(b))),
                 }
             }
+        }
+    }
+
+    /// Puts a service chain's name at the start of `buf` (32 bytes hold every name) and
+    /// returns its length: 0 for a fixed chain.
+    #[inline]
+    pub(crate) fn fill(&self, buf: &mut [u8; 32]) -> usize {
+        match self {
+            Chain::Fixed(_) => 0,
+            Chain::Service(kind, hash) => {
+                // Every prefix is 8 or 9 bytes: written as 9, the last one overwritten for 8.
+                let p = kind.prefix().as_bytes();
+                let at = p.len();
+                let mut head = [b'-'; 9];
+                head[..at.min(9)].copy_from_slice(&p[..at.min(9)]);
+                buf[..9].copy_from_slice(&head);
+                let at = at.min(9);
+                buf[at..at + 16].copy_from_slice(hash);
+                at + 16
+            }
+        }
+    }
+    /// The name's length in bytes.
+    #[inline]
+    pub(crate) fn text_len(&self) -> usize {
+        match self {
+            Chain::Fixed(s) => s.len(),
+            Chain::Service(kind, hash) => kind.prefix().len() + hash.len(),
         }
     }
 
@@ -105,6 +149,13 @@ impl Chain {
         }
         FIXED_NAMES.iter().find(|n| **n == name).map(|n| Chain::Fixed(n))
     }
+}
+
+/// Bytes of a rendered name as text (`None` for a hash that is not UTF-8, which
+/// [`chain_hash`](crate::hash::chain_hash) never makes).
+#[inline]
+pub(crate) fn name_text(b: &[u8]) -> Option<&str> {
+    std::str::from_utf8(b).ok()
 }
 
 /// Every fixed chain name the rule sets use.
@@ -211,7 +262,7 @@ pub enum Addr {
 }
 
 impl Addr {
-    fn write_to(&self, out: &mut String) {
+    pub(crate) fn write_to(&self, out: &mut String) {
         match self {
             Addr::Ip(ip) => write_ip(out, *ip),
             Addr::Net(n) => {
