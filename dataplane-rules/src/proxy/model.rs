@@ -5,6 +5,10 @@
 
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
+use std::ops::Deref;
+use std::sync::Arc;
+
+use compact_str::CompactString;
 
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
@@ -24,11 +28,11 @@ pub use svcnet_model::Protocol;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ServicePortName {
     /// The namespace.
-    pub namespace: String,
+    pub namespace: CompactString,
     /// The Service's name.
-    pub name: String,
+    pub name: CompactString,
     /// The port's name (empty for a single unnamed port).
-    pub port: String,
+    pub port: CompactString,
     /// The protocol.
     pub protocol: Protocol,
 }
@@ -88,6 +92,113 @@ impl fmt::Display for Endpoint {
     }
 }
 
+/// A list of a service port's endpoints, immutable and shared: the lists of one port that hold
+/// the same endpoints (usually all four of [`ServicePortInfo`]'s) share one allocation, and an
+/// empty list allocates nothing. Dereferences to `[Endpoint]`; built from a `Vec` or an
+/// iterator of endpoints.
+///
+/// ```
+/// use svcnet_rules::{Endpoint, EndpointList};
+///
+/// let ep = Endpoint { ip: "10.0.0.1".parse().unwrap(), port: 80, is_local: false, ready: true,
+///     serving: true, terminating: false };
+/// let list = EndpointList::from(vec![ep]);
+/// let shared = list.clone(); // no copy of the endpoints
+/// assert_eq!(shared.len(), 1);
+/// assert_eq!(shared[0].to_string(), "10.0.0.1:80");
+/// assert!(EndpointList::default().is_empty());
+/// ```
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct EndpointList(Option<Arc<[Endpoint]>>);
+
+impl EndpointList {
+    /// The endpoints of `list` (copied once into the shared allocation; none for an empty one).
+    pub fn from_slice(list: &[Endpoint]) -> Self {
+        if list.is_empty() {
+            EndpointList(None)
+        } else {
+            EndpointList(Some(Arc::from(list)))
+        }
+    }
+
+    /// The endpoints as a slice.
+    pub fn as_slice(&self) -> &[Endpoint] {
+        self.0.as_deref().unwrap_or(&[])
+    }
+}
+
+impl Deref for EndpointList {
+    type Target = [Endpoint];
+
+    fn deref(&self) -> &[Endpoint] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[Endpoint]> for EndpointList {
+    fn as_ref(&self) -> &[Endpoint] {
+        self.as_slice()
+    }
+}
+
+impl fmt::Debug for EndpointList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+impl From<Vec<Endpoint>> for EndpointList {
+    fn from(list: Vec<Endpoint>) -> Self {
+        Self::from_slice(&list)
+    }
+}
+
+impl From<&[Endpoint]> for EndpointList {
+    fn from(list: &[Endpoint]) -> Self {
+        Self::from_slice(list)
+    }
+}
+
+impl FromIterator<Endpoint> for EndpointList {
+    fn from_iter<I: IntoIterator<Item = Endpoint>>(iter: I) -> Self {
+        let list: Vec<Endpoint> = iter.into_iter().collect();
+        Self::from_slice(&list)
+    }
+}
+
+impl<'l> IntoIterator for &'l EndpointList {
+    type Item = &'l Endpoint;
+    type IntoIter = std::slice::Iter<'l, Endpoint>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl PartialEq<[Endpoint]> for EndpointList {
+    fn eq(&self, other: &[Endpoint]) -> bool {
+        self.as_slice() == other
+    }
+}
+
+impl PartialEq<Vec<Endpoint>> for EndpointList {
+    fn eq(&self, other: &Vec<Endpoint>) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Serialize for EndpointList {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.as_slice().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for EndpointList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<Endpoint>::deserialize(d).map(Self::from)
+    }
+}
+
 /// Everything a backend needs about one service port of one family (`servicePortInfo` plus
 /// the result of `CategorizeEndpoints` for this node).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,7 +208,7 @@ pub struct ServicePortInfo {
     /// The service port's name.
     pub name: ServicePortName,
     /// `name` as text (`ns/name:port`), used in comments and chain-name hashes.
-    pub name_string: String,
+    pub name_string: CompactString,
     /// The protocol.
     pub protocol: Protocol,
     /// The ClusterIP of the family.
@@ -122,13 +233,16 @@ pub struct ServicePortInfo {
     /// The health-check node port (LoadBalancer with eTP Local), 0 for none.
     pub health_check_node_port: u16,
     /// Every endpoint of the port, sorted by endpoint string, one per address.
-    pub endpoints: Vec<Endpoint>,
-    /// Endpoints for Cluster-policy traffic (topology applied; terminating fallback).
-    pub cluster_endpoints: Vec<Endpoint>,
-    /// Endpoints on this node for Local-policy traffic (terminating fallback).
-    pub local_endpoints: Vec<Endpoint>,
-    /// The union of the two that the port uses: the endpoints that get per-endpoint objects.
-    pub all_locally_reachable: Vec<Endpoint>,
+    pub endpoints: EndpointList,
+    /// Endpoints for Cluster-policy traffic (topology applied; terminating fallback), in the
+    /// order of `endpoints` (the same shared list when it holds them all).
+    pub cluster_endpoints: EndpointList,
+    /// Endpoints on this node for Local-policy traffic (terminating fallback), in the order
+    /// of `endpoints`.
+    pub local_endpoints: EndpointList,
+    /// The union of the two that the port uses: the endpoints that get per-endpoint objects,
+    /// in the order of `endpoints`.
+    pub all_locally_reachable: EndpointList,
     /// Whether the port has a usable endpoint anywhere.
     pub has_endpoints: bool,
     /// A digest of every endpoint's topology hints (zone and node names, as sets). kube-proxy
@@ -553,6 +667,7 @@ fn slice_digests(
 
 /// A digest of every field of a slice: its endpoints field by field, in few words (the
 /// fields a slice usually lacks as one word of flags), the rest through `Hash`.
+#[inline(never)]
 fn slice_digest(s: &EndpointSlice) -> u64 {
     use std::hash::{Hash, Hasher};
     use svcnet_model::{Endpoint as SliceEndpoint, EndpointConditions};
@@ -638,6 +753,7 @@ struct Candidate<'a> {
 }
 
 /// The positions of `found` sorted by name, one per name.
+#[inline(never)]
 fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
     // The first 8 bytes of a name, zero-padded, big-endian: when two differ, they order the
     // names as the full text does.
@@ -720,6 +836,12 @@ struct Scratch<'a> {
     endpoints: Vec<ProxyEndpoint<'a>>,
     /// Per endpoint: in the cluster list (1), in the local list (2).
     places: Vec<u8>,
+    /// The port's endpoints, converted.
+    list: Vec<Endpoint>,
+    /// The endpoints of one of the port's narrower lists.
+    picked: Vec<Endpoint>,
+    /// The port's name as text.
+    name: String,
 }
 
 fn of_family(ip: IpAddr, family: IpFamily) -> bool {
@@ -727,6 +849,7 @@ fn of_family(ip: IpAddr, family: IpFamily) -> bool {
 }
 
 /// One service port's info, or `None` when kube-proxy would not program it.
+#[inline(never)]
 fn port_info<'a>(
     svc: &Service,
     p: &svcnet_topology::ServicePortName<'_>,
@@ -818,6 +941,8 @@ fn port_info<'a>(
     let cats = Categories::of(eps, &policy, node, options);
     let places = &mut scratch.places;
     places.clear();
+    let all = &mut scratch.list;
+    all.clear();
     let (mut in_cluster, mut in_local, mut reachable) = (0, 0, 0);
     for e in eps.iter() {
         let c = cats.in_cluster(e, node);
@@ -826,38 +951,52 @@ fn port_info<'a>(
         in_local += usize::from(l);
         reachable += usize::from(c || l);
         places.push(u8::from(c) | (u8::from(l) << 1));
+        all.push(Endpoint::of(e));
     }
-    let endpoints: Vec<Endpoint> = eps.iter().map(Endpoint::of).collect();
-    let pick = |count: usize, mask: u8| -> Vec<Endpoint> {
-        if count == endpoints.len() {
+    let endpoints = EndpointList::from_slice(all);
+    let picked = &mut scratch.picked;
+    let mut pick = |count: usize, mask: u8| -> EndpointList {
+        if count == all.len() {
             return endpoints.clone();
         }
-        let mut v = Vec::with_capacity(count);
-        if count > 0 {
-            v.extend(
-                endpoints
-                    .iter()
-                    .zip(places.iter())
-                    .filter(|(_, pl)| **pl & mask != 0)
-                    .map(|(e, _)| *e),
-            );
+        if count == 0 {
+            return EndpointList::default();
         }
-        v
+        picked.clear();
+        picked.extend(
+            all.iter()
+                .zip(places.iter())
+                .filter(|(_, pl)| **pl & mask != 0)
+                .map(|(e, _)| *e),
+        );
+        EndpointList::from_slice(picked)
+    };
+    let cluster_endpoints = pick(in_cluster, 1);
+    let local_endpoints = pick(in_local, 2);
+    // The union holds each of the two: of its size, it is that one.
+    let all_locally_reachable = if reachable == in_cluster {
+        cluster_endpoints.clone()
+    } else if reachable == in_local {
+        local_endpoints.clone()
+    } else {
+        pick(reachable, 3)
     };
     let name = ServicePortName {
-        namespace: p.namespace.to_owned(),
-        name: p.name.to_owned(),
-        port: p.port.to_owned(),
+        namespace: CompactString::from(p.namespace),
+        name: CompactString::from(p.name),
+        port: CompactString::from(p.port),
         protocol,
     };
-    let mut name_string = String::with_capacity(p.namespace.len() + 1 + p.name.len() + 1 + p.port.len());
-    name_string.push_str(p.namespace);
-    name_string.push('/');
-    name_string.push_str(p.name);
+    let text = &mut scratch.name;
+    text.clear();
+    text.push_str(p.namespace);
+    text.push('/');
+    text.push_str(p.name);
     if !p.port.is_empty() {
-        name_string.push(':');
-        name_string.push_str(p.port);
+        text.push(':');
+        text.push_str(p.port);
     }
+    let name_string = CompactString::from(text.as_str());
     Some(ServicePortInfo {
         name_string,
         name,
@@ -872,9 +1011,9 @@ fn port_info<'a>(
         external_policy_local,
         internal_policy_local,
         health_check_node_port,
-        cluster_endpoints: pick(in_cluster, 1),
-        local_endpoints: pick(in_local, 2),
-        all_locally_reachable: pick(reachable, 3),
+        cluster_endpoints,
+        local_endpoints,
+        all_locally_reachable,
         endpoints,
         has_endpoints: cats.has_any,
         endpoint_hints_digest: hints_digest(eps),
@@ -955,7 +1094,7 @@ mod tests {
             };
             // The endpoints and their categories as the view and `categorize` give them.
             let sel = categorize(p.endpoints, &p.policy, &topology, &options);
-            let list = |v: &[&ProxyEndpoint<'_>]| v.iter().map(|e| Endpoint::of(e)).collect::<Vec<_>>();
+            let list = |v: &[&ProxyEndpoint<'_>]| v.iter().map(|e| Endpoint::of(e)).collect::<EndpointList>();
             info.endpoints = p.endpoints.iter().map(Endpoint::of).collect();
             info.cluster_endpoints = sel.cluster.as_deref().map(list).unwrap_or_default();
             info.local_endpoints = sel.local.as_deref().map(list).unwrap_or_default();
