@@ -390,14 +390,11 @@ impl ProxyModel {
         config: &ProxyConfig,
     ) -> Self {
         let index = SliceIndex::build_keyed(slices, config.hash_key);
-        let mut model = Self::from_index(&index, services, node, config);
-        let sums = slice_digests(slices, model.family, config.hash_key);
-        let mut by_service = Vec::new();
-        for_each_service(&model.ports, |key, _| {
-            by_service.push(sums.get(&key).copied().unwrap_or(0));
-        });
-        model.digests.slices = Some((by_service, model.ports.len()));
-        model
+        // Each Service's slice digest is taken as its first port is built, from the slices
+        // the index holds (just read for that port's endpoints); the slices it leaves out
+        // (no name or namespace) are digested here.
+        let unindexed = unindexed_slice_digests(slices, config.family(), config.hash_key);
+        Self::assemble(&index, services, node, config, Some(&unindexed))
     }
 
     /// [`ProxyModel::build`] over slices indexed once (for building many nodes' models).
@@ -406,6 +403,18 @@ impl ProxyModel {
         services: &[Service],
         node: Option<&Node>,
         config: &ProxyConfig,
+    ) -> Self {
+        Self::assemble(index, services, node, config, None)
+    }
+
+    /// The model, with each Service's slice digest (those of `unindexed` added) when
+    /// `unindexed` is given.
+    fn assemble(
+        index: &SliceIndex<'_>,
+        services: &[Service],
+        node: Option<&Node>,
+        config: &ProxyConfig,
+        unindexed: Option<&KeyedMap<(&str, &str), u64>>,
     ) -> Self {
         let family = config.family();
         let topology = match node {
@@ -455,6 +464,9 @@ impl ProxyModel {
         let mut ports: Vec<ServicePortInfo> = Vec::with_capacity(order.len());
         let mut scratch = Scratch::default();
         let mut total_endpoints = 0;
+        // The digest of each Service's slices, in port order.
+        let mut slice_sums: Vec<u64> = Vec::with_capacity(if unindexed.is_some() { order.len() } else { 0 });
+        let mut last_service: Option<(&str, &str)> = None;
         for c in order.iter().filter_map(|&i| found.get(i as usize)) {
             let port = svcnet_topology::ServicePortName {
                 namespace: c.key.namespace,
@@ -464,15 +476,31 @@ impl ProxyModel {
             };
             if let Some(info) = port_info(c.svc, &port, index, family, &topology, &options, &mut scratch) {
                 total_endpoints += info.endpoints.len();
+                if let Some(extra) = unindexed {
+                    let key = (c.key.namespace, c.key.name);
+                    if last_service != Some(key) {
+                        last_service = Some(key);
+                        let sum = index
+                            .service_slices(key.0, key.1, family)
+                            .fold(extra.get(&key).copied().unwrap_or(0), |d, s| {
+                                d.wrapping_add(slice_digest(s))
+                            });
+                        slice_sums.push(sum);
+                    }
+                }
                 ports.push(info);
             }
         }
+        let slices = unindexed.map(|_| (slice_sums, ports.len()));
         ProxyModel {
             family,
             node: topology,
             ports,
             total_endpoints,
-            digests: ServiceDigests::default(),
+            digests: ServiceDigests {
+                slices,
+                ..ServiceDigests::default()
+            },
         }
     }
 
@@ -647,8 +675,32 @@ fn digest_port(p: &ServicePortInfo, h: &mut DigestHasher) {
     }
 }
 
+/// Each Service's slices of `family` that a [`SliceIndex`] leaves out (those without a name
+/// or a namespace), digested as one value independent of their order, by (namespace, name).
+fn unindexed_slice_digests(
+    slices: &[EndpointSlice],
+    family: IpFamily,
+    hash: KeyedState,
+) -> KeyedMap<(&str, &str), u64> {
+    let mut sums: KeyedMap<(&str, &str), u64> = keyed_map(0, hash);
+    for s in slices {
+        if !(s.metadata.name().is_empty() || s.metadata.namespace().is_empty())
+            || s.address_type != family.as_str()
+        {
+            continue;
+        }
+        let Some(service) = s.service_name().filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let d = sums.entry((s.metadata.namespace(), service)).or_default();
+        *d = d.wrapping_add(slice_digest(s));
+    }
+    sums
+}
+
 /// Each Service's slices of `family`, digested as one value independent of their order, by
-/// (namespace, name).
+/// (namespace, name): what [`ProxyModel::build`] takes for each Service of the model.
+#[cfg(test)]
 fn slice_digests(
     slices: &[EndpointSlice],
     family: IpFamily,
@@ -665,12 +717,13 @@ fn slice_digests(
     sums
 }
 
-/// A digest of every field of a slice: its endpoints field by field, in few words (the
-/// fields a slice usually lacks as one word of flags), the rest through `Hash`.
+/// A digest of every field of a slice: its usual fields one by one, in few words (which of
+/// them are present as one word of flags, with the counts of labels and ports; the same for
+/// each port and each endpoint), the fields a slice usually lacks through `Hash`.
 #[inline(never)]
 fn slice_digest(s: &EndpointSlice) -> u64 {
     use std::hash::{Hash, Hasher};
-    use svcnet_model::{Endpoint as SliceEndpoint, EndpointConditions};
+    use svcnet_model::{Endpoint as SliceEndpoint, EndpointConditions, EndpointPort, ObjectMeta};
     // Every field is named: a field added to the slice types must be added here.
     let EndpointSlice {
         api_version,
@@ -681,7 +734,90 @@ fn slice_digest(s: &EndpointSlice) -> u64 {
         ports,
     } = s;
     let mut h = DigestHasher::default();
-    (api_version, kind, metadata, address_type, ports).hash(&mut h);
+    let ObjectMeta {
+        name,
+        generate_name,
+        namespace,
+        uid,
+        resource_version,
+        generation,
+        creation_timestamp,
+        deletion_timestamp,
+        deletion_grace_period_seconds,
+        labels,
+        annotations,
+        owner_references,
+        finalizers,
+    } = metadata;
+    // The fields a slice usually has, each behind a bit of one word (with the number of
+    // labels and of ports); the rest, rarely set, through `Hash` behind one more bit.
+    let rare_meta = api_version.is_some()
+        || kind.is_some()
+        || generate_name.is_some()
+        || uid.is_some()
+        || resource_version.is_some()
+        || generation.is_some()
+        || creation_timestamp.is_some()
+        || deletion_timestamp.is_some()
+        || deletion_grace_period_seconds.is_some()
+        || annotations.is_some()
+        || owner_references.is_some()
+        || finalizers.is_some();
+    let label_count = labels.as_ref().map_or(0, |l| l.len() as u64 & 0xffff);
+    let port_count = ports.as_ref().map_or(0, |p| p.len() as u64 & 0xffff);
+    h.write_u64(
+        u64::from(name.is_some())
+            | u64::from(namespace.is_some()) << 1
+            | u64::from(labels.is_some()) << 2
+            | u64::from(ports.is_some()) << 3
+            | u64::from(rare_meta) << 4
+            | label_count << 8
+            | port_count << 24,
+    );
+    for text in [name, namespace].into_iter().flatten() {
+        text.as_str().hash(&mut h);
+    }
+    h.write(address_type.as_bytes());
+    h.write_u8(0xff);
+    for (k, v) in labels.iter().flatten() {
+        k.as_str().hash(&mut h);
+        v.as_str().hash(&mut h);
+    }
+    for p in ports.iter().flatten() {
+        let EndpointPort {
+            name,
+            protocol,
+            port,
+            app_protocol,
+        } = p;
+        h.write_u64(
+            u64::from(name.is_some())
+                | u64::from(protocol.is_some()) << 1
+                | u64::from(port.is_some()) << 2
+                | u64::from(app_protocol.is_some()) << 3
+                | u64::from(port.unwrap_or(0) as u32) << 32,
+        );
+        for text in [name, protocol, app_protocol].into_iter().flatten() {
+            text.as_str().hash(&mut h);
+        }
+    }
+    if rare_meta {
+        (
+            api_version,
+            kind,
+            generate_name,
+            uid,
+            resource_version,
+            generation,
+            creation_timestamp,
+            deletion_timestamp,
+            deletion_grace_period_seconds,
+            annotations,
+            owner_references,
+            finalizers,
+        )
+            .hash(&mut h);
+    }
     let tri = |b: &Option<bool>| match b {
         None => 0u64,
         Some(false) => 1,
@@ -1143,8 +1279,36 @@ mod tests {
                 let got = ProxyModel::from_index(&index, services, node, &config);
                 let want = reference(&index, services, node, &config);
                 assert_eq!(got, want, "{what}, node {name}, {ip}");
+                if i == 0 {
+                    check_slice_digests(services, slices, node, &config, what);
+                }
             }
         }
+    }
+
+    /// The slice digest of every Service of the built model is the one of all its slices
+    /// of the family (whether the index holds them or not), and none of the model's
+    /// Services is left without one.
+    fn check_slice_digests(
+        services: &[Service],
+        slices: &[EndpointSlice],
+        node: Option<&Node>,
+        config: &ProxyConfig,
+        what: &str,
+    ) {
+        let model = ProxyModel::build(services, slices, node, config);
+        let all = slice_digests(slices, config.family(), KeyedState::default());
+        let mut seen = 0;
+        for_each_service(&model.ports, |(ns, name), _| {
+            let want = all.get(&(ns, name)).copied().unwrap_or(0);
+            assert_eq!(model.slice_digest(ns, name), Some(want), "{what}: {ns}/{name}");
+            seen += 1;
+        });
+        assert_eq!(
+            model.digests.slices.as_ref().map(|(d, _)| d.len()),
+            Some(seen),
+            "{what}"
+        );
     }
 
     #[test]
