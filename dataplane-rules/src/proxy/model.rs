@@ -984,6 +984,17 @@ fn of_family(ip: IpAddr, family: IpFamily) -> bool {
     IpFamily::of(ip) == family
 }
 
+/// The Service's ClusterIP of `family` (`Service::cluster_ip_for_family`, parsed sloppily).
+/// Without `ipFamilies`, `clusterIP` is that family's when it parses as an address of it:
+/// parsed once.
+fn cluster_ip(svc: &Service, family: IpFamily) -> Option<IpAddr> {
+    let spec = svc.spec();
+    match spec.ip_families.as_deref() {
+        None | Some([]) => parse_ip_sloppy(spec.cluster_ip.as_deref()?).filter(|ip| of_family(*ip, family)),
+        Some(_) => parse_ip_sloppy(svc.cluster_ip_for_family(family.as_str())?),
+    }
+}
+
 /// One service port's info, or `None` when kube-proxy would not program it.
 #[inline(never)]
 fn port_info<'a>(
@@ -997,7 +1008,7 @@ fn port_info<'a>(
 ) -> Option<ServicePortInfo> {
     let spec = svc.spec();
     let protocol = Protocol::parse(p.protocol)?;
-    let cluster_ip = parse_ip_sloppy(svc.cluster_ip_for_family(family.as_str())?)?;
+    let cluster_ip = cluster_ip(svc, family)?;
     let sp = spec
         .ports()
         .iter()
@@ -1595,6 +1606,34 @@ mod tests {
         assert_eq!(m6.ports[0].cluster_ip.to_string(), "fd00::1");
         assert_eq!(m6.ports[0].external_ips.len(), 1);
         assert!(m6.ports[0].load_balancer_vips.is_empty());
+    }
+
+    #[test]
+    fn the_cluster_ip_is_read_as_cluster_ip_for_family_reads_it() {
+        let texts = [
+            "10.0.0.1",
+            "010.0.0.1",
+            "fd00::1",
+            "::ffff:1.2.3.4",
+            "None",
+            "",
+            "bogus",
+            "1.2.3",
+            "fd00::01",
+        ];
+        for text in texts {
+            for families in [None, Some(vec!["IPv4"]), Some(vec!["IPv6", "IPv4"]), Some(vec![])] {
+                let mut spec = serde_json::json!({"clusterIP": text, "clusterIPs": [text, "10.9.9.9"]});
+                if let Some(f) = &families {
+                    spec["ipFamilies"] = serde_json::json!(f);
+                }
+                let s = svc(serde_json::json!({"metadata": {"name": "a", "namespace": "ns"}, "spec": spec}));
+                for family in [IpFamily::V4, IpFamily::V6] {
+                    let want = s.cluster_ip_for_family(family.as_str()).and_then(parse_ip_sloppy);
+                    assert_eq!(cluster_ip(&s, family), want, "{text:?} {families:?} {family:?}");
+                }
+            }
+        }
     }
 
     #[test]
