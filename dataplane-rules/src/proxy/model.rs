@@ -92,10 +92,10 @@ impl fmt::Display for Endpoint {
     }
 }
 
-/// A list of a service port's endpoints, immutable and shared: the lists of one port that hold
-/// the same endpoints (usually all four of [`ServicePortInfo`]'s) share one allocation, and an
-/// empty list allocates nothing. Dereferences to `[Endpoint]`; built from a `Vec` or an
-/// iterator of endpoints.
+/// A list of a service port's endpoints, immutable and shared: a run of endpoints in an
+/// allocation that a built model's lists all share (cloning a list copies no endpoint; any
+/// list kept keeps that allocation), and an empty list allocates nothing. Dereferences to
+/// `[Endpoint]`; built from a `Vec` or an iterator of endpoints.
 ///
 /// ```
 /// use svcnet_rules::{Endpoint, EndpointList};
@@ -108,22 +108,63 @@ impl fmt::Display for Endpoint {
 /// assert_eq!(shared[0].to_string(), "10.0.0.1:80");
 /// assert!(EndpointList::default().is_empty());
 /// ```
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
-pub struct EndpointList(Option<Arc<[Endpoint]>>);
+#[derive(Clone, Default)]
+pub struct EndpointList {
+    /// The endpoints this list is a run of (none for an empty list): a [built](ProxyModel::build)
+    /// model keeps the endpoints of all its ports in one allocation.
+    buf: Option<Arc<[Endpoint]>>,
+    /// Where the run starts in `buf`.
+    start: usize,
+    /// The run's length.
+    len: usize,
+}
 
 impl EndpointList {
     /// The endpoints of `list` (copied once into the shared allocation; none for an empty one).
     pub fn from_slice(list: &[Endpoint]) -> Self {
         if list.is_empty() {
-            EndpointList(None)
+            EndpointList::default()
         } else {
-            EndpointList(Some(Arc::from(list)))
+            EndpointList {
+                buf: Some(Arc::from(list)),
+                start: 0,
+                len: list.len(),
+            }
+        }
+    }
+
+    /// The run `range` of `buf` (empty when out of range).
+    fn run(buf: &Arc<[Endpoint]>, range: std::ops::Range<usize>) -> Self {
+        if range.is_empty() || range.end > buf.len() {
+            return EndpointList::default();
+        }
+        EndpointList {
+            buf: Some(Arc::clone(buf)),
+            start: range.start,
+            len: range.len(),
         }
     }
 
     /// The endpoints as a slice.
     pub fn as_slice(&self) -> &[Endpoint] {
-        self.0.as_deref().unwrap_or(&[])
+        self.buf
+            .as_deref()
+            .and_then(|b| b.get(self.start..self.start + self.len))
+            .unwrap_or(&[])
+    }
+}
+
+impl PartialEq for EndpointList {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for EndpointList {}
+
+impl std::hash::Hash for EndpointList {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
     }
 }
 
@@ -462,7 +503,11 @@ impl ProxyModel {
         }
         let order = sorted_unique(&found, config.hash_key);
         let mut ports: Vec<ServicePortInfo> = Vec::with_capacity(order.len());
-        let mut scratch = Scratch::default();
+        let mut scratch = Scratch {
+            shared: Vec::with_capacity(index.endpoint_count()),
+            spans: Vec::with_capacity(order.len()),
+            ..Scratch::default()
+        };
         let mut total_endpoints = 0;
         // The digest of each Service's slices, in port order.
         let mut slice_sums: Vec<u64> = Vec::with_capacity(if unindexed.is_some() { order.len() } else { 0 });
@@ -475,7 +520,7 @@ impl ProxyModel {
                 protocol: c.protocol,
             };
             if let Some(info) = port_info(c.svc, &port, index, family, &topology, &options, &mut scratch) {
-                total_endpoints += info.endpoints.len();
+                total_endpoints += scratch.spans.last().map_or(0, |s| s[0].len());
                 if let Some(extra) = unindexed {
                     let key = (c.key.namespace, c.key.name);
                     if last_service != Some(key) {
@@ -490,6 +535,14 @@ impl ProxyModel {
                 }
                 ports.push(info);
             }
+        }
+        // One allocation holds every port's endpoints.
+        let shared: Arc<[Endpoint]> = Arc::from(std::mem::take(&mut scratch.shared));
+        for (p, [all, cluster, local, reachable]) in ports.iter_mut().zip(scratch.spans.drain(..)) {
+            p.endpoints = EndpointList::run(&shared, all);
+            p.cluster_endpoints = EndpointList::run(&shared, cluster);
+            p.local_endpoints = EndpointList::run(&shared, local);
+            p.all_locally_reachable = EndpointList::run(&shared, reachable);
         }
         let slices = unindexed.map(|_| (slice_sums, ports.len()));
         ProxyModel {
@@ -972,10 +1025,12 @@ struct Scratch<'a> {
     endpoints: Vec<ProxyEndpoint<'a>>,
     /// Per endpoint: in the cluster list (1), in the local list (2).
     places: Vec<u8>,
-    /// The port's endpoints, converted.
-    list: Vec<Endpoint>,
-    /// The endpoints of one of the port's narrower lists.
-    picked: Vec<Endpoint>,
+    /// The endpoints of every port built so far: each port's, then those of its narrower
+    /// lists that are not all of them.
+    shared: Vec<Endpoint>,
+    /// Per port built, its four lists (endpoints, cluster, local, reachable) as runs of
+    /// `shared`.
+    spans: Vec<[std::ops::Range<usize>; 4]>,
     /// The port's name as text.
     name: String,
 }
@@ -1088,8 +1143,10 @@ fn port_info<'a>(
     let cats = Categories::of(eps, &policy, node, options);
     let places = &mut scratch.places;
     places.clear();
-    let all = &mut scratch.list;
-    all.clear();
+    // The port's endpoints, then its narrower lists that differ from them, go to the
+    // model's one list of endpoints; the port's lists are runs of it.
+    let shared = &mut scratch.shared;
+    let first = shared.len();
     let (mut in_cluster, mut in_local, mut reachable) = (0, 0, 0);
     for e in eps.iter() {
         let c = cats.in_cluster(e, node);
@@ -1098,25 +1155,25 @@ fn port_info<'a>(
         in_local += usize::from(l);
         reachable += usize::from(c || l);
         places.push(u8::from(c) | (u8::from(l) << 1));
-        all.push(Endpoint::of(e));
+        shared.push(Endpoint::of(e));
     }
-    let endpoints = EndpointList::from_slice(all);
-    let picked = &mut scratch.picked;
-    let mut pick = |count: usize, mask: u8| -> EndpointList {
-        if count == all.len() {
+    let endpoints = first..shared.len();
+    let mut pick = |count: usize, mask: u8| -> std::ops::Range<usize> {
+        if count == endpoints.len() {
             return endpoints.clone();
         }
         if count == 0 {
-            return EndpointList::default();
+            return 0..0;
         }
-        picked.clear();
-        picked.extend(
-            all.iter()
-                .zip(places.iter())
-                .filter(|(_, pl)| **pl & mask != 0)
-                .map(|(e, _)| *e),
-        );
-        EndpointList::from_slice(picked)
+        let at = shared.len();
+        for (i, pl) in places.iter().enumerate() {
+            if pl & mask != 0
+                && let Some(e) = shared.get(first + i).copied()
+            {
+                shared.push(e);
+            }
+        }
+        at..shared.len()
     };
     let cluster_endpoints = pick(in_cluster, 1);
     let local_endpoints = pick(in_local, 2);
@@ -1128,6 +1185,12 @@ fn port_info<'a>(
     } else {
         pick(reachable, 3)
     };
+    scratch.spans.push([
+        endpoints,
+        cluster_endpoints,
+        local_endpoints,
+        all_locally_reachable,
+    ]);
     let name = ServicePortName {
         namespace: CompactString::from(p.namespace),
         name: CompactString::from(p.name),
@@ -1158,10 +1221,11 @@ fn port_info<'a>(
         external_policy_local,
         internal_policy_local,
         health_check_node_port,
-        cluster_endpoints,
-        local_endpoints,
-        all_locally_reachable,
-        endpoints,
+        // Set by the caller, as runs of the model's shared endpoints (`scratch.spans`).
+        cluster_endpoints: EndpointList::default(),
+        local_endpoints: EndpointList::default(),
+        all_locally_reachable: EndpointList::default(),
+        endpoints: EndpointList::default(),
         has_endpoints: cats.has_any,
         endpoint_hints_digest: hints_digest(eps),
     })
