@@ -48,6 +48,6 @@ pub mod trace;
 
 pub use error::RulesError;
 pub use proxy::{
-    Endpoint, HostAddress, HostInterface, LocalDetector, LocalDetectorMode, NodePortAddresses, Protocol,
-    ProxyConfig, ProxyModel, ServicePortInfo, ServicePortName,
+    Endpoint, EndpointList, HostAddress, HostInterface, LocalDetector, LocalDetectorMode, NodePortAddresses,
+    Protocol, ProxyConfig, ProxyModel, ServicePortInfo, ServicePortName,
 };

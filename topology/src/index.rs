@@ -206,16 +206,48 @@ impl<'a> SliceIndex<'a> {
 
     /// The slices of one Service and family, in name order.
     fn run(&self, namespace: &str, service: &str, family: IpFamily) -> impl Iterator<Item = &Entry<'a>> {
+        self.run_entries(namespace, service, family)
+            .iter()
+            .map(|&i| &self.entries[i])
+    }
+
+    /// The positions in `entries` of the slices of one Service and family, in name order.
+    fn run_entries(&self, namespace: &str, service: &str, family: IpFamily) -> &[usize] {
         // The Service may be unknown (outside data); its slot, the run's bounds and the entry
         // numbers are the index's own.
-        let run = match self.groups.get(&(namespace, service)) {
+        match self.groups.get(&(namespace, service)) {
             Some(g) => {
                 let slot = g * 2 + family_slot(family);
                 &self.sorted[self.starts[slot]..self.starts[slot + 1]]
             }
             None => &[],
-        };
-        run.iter().map(|&i| &self.entries[i])
+        }
+    }
+
+    /// The slices of Service `namespace/service` and `family` that the index holds (every
+    /// slice of the family with the Service's `kubernetes.io/service-name` label, a name and
+    /// a namespace), in slice name order (input order among equal names).
+    ///
+    /// ```
+    /// use svcnet_model::EndpointSlice;
+    /// use svcnet_topology::{IpFamily, SliceIndex};
+    ///
+    /// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+    ///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+    ///     "addressType":"IPv4","endpoints":[]}"#).unwrap()];
+    /// let index = SliceIndex::build(&slices);
+    /// assert_eq!(index.service_slices("shop", "web", IpFamily::V4).count(), 1);
+    /// assert_eq!(index.service_slices("shop", "web", IpFamily::V6).count(), 0);
+    /// ```
+    pub fn service_slices(
+        &self,
+        namespace: &str,
+        service: &str,
+        family: IpFamily,
+    ) -> impl Iterator<Item = &'a EndpointSlice> + '_ {
+        self.run_entries(namespace, service, family)
+            .iter()
+            .map(|&i| self.entries[i].slice)
     }
 
     /// Every slice of `family` in (namespace, name) order, with its Service key and its
@@ -423,11 +455,17 @@ fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
 pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
     let Some(eps) = list.get_mut(start..) else { return };
     if eps.iter().all(|e| e.ip.is_ipv4()) {
-        // Usually the slices already list each address once, in order: one cheap pass.
-        if eps
-            .windows(2)
-            .all(|w| matches!(w, [a, b] if v4_text_cmp(a, b) == Ordering::Less))
-        {
+        // Usually the slices already list each address once, in order: one cheap pass, each
+        // address's key computed once (equal addresses are a copy to drop, not an order).
+        let mut prev: Option<u64> = None;
+        let in_order = eps.iter().all(|e| {
+            let IpAddr::V4(v4) = e.ip else { return false };
+            let key = v4_ip_key(v4);
+            let ok = prev.is_none_or(|p| p < key);
+            prev = Some(key);
+            ok
+        });
+        if in_order {
             return;
         }
         // Stable, so copies of one address stay in the caller's order.

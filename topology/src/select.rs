@@ -230,6 +230,7 @@ impl Categories {
     }
 
     /// Whether `e` is among the cluster endpoints (never, when they are not used).
+    #[inline]
     pub fn in_cluster(&self, e: &ProxyEndpoint<'_>, node: &NodeTopology) -> bool {
         self.uses_cluster
             && if self.cluster_terminating_fallback {
@@ -240,6 +241,7 @@ impl Categories {
     }
 
     /// Whether `e` is among the local endpoints (never, when they are not used).
+    #[inline]
     pub fn in_local(&self, e: &ProxyEndpoint<'_>) -> bool {
         self.uses_local
             && e.is_local
@@ -292,6 +294,7 @@ fn topology_mode(
     }
 }
 
+#[inline]
 fn available(e: &ProxyEndpoint<'_>, mode: TopologyMode, node: &NodeTopology) -> bool {
     match mode {
         TopologyMode::None => true,

@@ -344,7 +344,7 @@ pub fn build_transaction(
         let write = match scope {
             Scope::Full => true,
             Scope::Partial(changed) => {
-                changed.contains(&(first.name.namespace.clone(), first.name.name.clone()))
+                changed.contains(&(first.name.namespace.to_string(), first.name.name.to_string()))
             }
         };
         for (k, port) in model.ports[i..j].iter().enumerate() {

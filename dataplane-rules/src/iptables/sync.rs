@@ -919,7 +919,7 @@ mod tests {
         let by_service = |m: &ProxyModel| {
             let mut out: HashMap<(String, String), Vec<ServicePortInfo>> = HashMap::new();
             for p in &m.ports {
-                out.entry((p.name.namespace.clone(), p.name.name.clone()))
+                out.entry((p.name.namespace.to_string(), p.name.name.to_string()))
                     .or_default()
                     .push(p.clone());
             }
@@ -927,7 +927,7 @@ mod tests {
         };
         let mut out = changed_services(&by_service(before), &by_service(after));
         for p in &after.ports {
-            let k = (p.name.namespace.clone(), p.name.name.clone());
+            let k = (p.name.namespace.to_string(), p.name.name.to_string());
             if before.slice_digest(&k.0, &k.1) != after.slice_digest(&k.0, &k.1) {
                 out.insert(k);
             }

@@ -219,9 +219,9 @@ impl From<&ServicePortInfo> for NftServicePort {
     fn from(p: &ServicePortInfo) -> Self {
         let eps = |v: &[Endpoint]| v.iter().map(NftEndpoint::from).collect::<Vec<_>>();
         NftServicePort {
-            namespace: p.name.namespace.clone(),
-            name: p.name.name.clone(),
-            port_name: p.name.port.clone(),
+            namespace: p.name.namespace.to_string(),
+            name: p.name.name.to_string(),
+            port_name: p.name.port.to_string(),
             protocol: p.protocol,
             cluster_ip: p.cluster_ip,
             port: p.port,

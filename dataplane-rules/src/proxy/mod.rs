@@ -11,4 +11,4 @@ pub(crate) mod model;
 pub use config::{
     HostAddress, HostInterface, LocalDetector, LocalDetectorMode, NodePortAddresses, ProxyConfig,
 };
-pub use model::{Endpoint, Protocol, ProxyModel, ServicePortInfo, ServicePortName};
+pub use model::{Endpoint, EndpointList, Protocol, ProxyModel, ServicePortInfo, ServicePortName};

@@ -5,6 +5,10 @@
 
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
+use std::ops::Deref;
+use std::sync::Arc;
+
+use compact_str::CompactString;
 
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
@@ -24,11 +28,11 @@ pub use svcnet_model::Protocol;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ServicePortName {
     /// The namespace.
-    pub namespace: String,
+    pub namespace: CompactString,
     /// The Service's name.
-    pub name: String,
+    pub name: CompactString,
     /// The port's name (empty for a single unnamed port).
-    pub port: String,
+    pub port: CompactString,
     /// The protocol.
     pub protocol: Protocol,
 }
@@ -88,6 +92,154 @@ impl fmt::Display for Endpoint {
     }
 }
 
+/// A list of a service port's endpoints, immutable and shared: a run of endpoints in an
+/// allocation that a built model's lists all share (cloning a list copies no endpoint; any
+/// list kept keeps that allocation), and an empty list allocates nothing. Dereferences to
+/// `[Endpoint]`; built from a `Vec` or an iterator of endpoints.
+///
+/// ```
+/// use svcnet_rules::{Endpoint, EndpointList};
+///
+/// let ep = Endpoint { ip: "10.0.0.1".parse().unwrap(), port: 80, is_local: false, ready: true,
+///     serving: true, terminating: false };
+/// let list = EndpointList::from(vec![ep]);
+/// let shared = list.clone(); // no copy of the endpoints
+/// assert_eq!(shared.len(), 1);
+/// assert_eq!(shared[0].to_string(), "10.0.0.1:80");
+/// assert!(EndpointList::default().is_empty());
+/// ```
+#[derive(Clone, Default)]
+pub struct EndpointList {
+    /// The endpoints this list is a run of (none for an empty list): a [built](ProxyModel::build)
+    /// model keeps the endpoints of all its ports in one allocation.
+    buf: Option<Arc<[Endpoint]>>,
+    /// Where the run starts in `buf`.
+    start: usize,
+    /// The run's length.
+    len: usize,
+}
+
+impl EndpointList {
+    /// The endpoints of `list` (copied once into the shared allocation; none for an empty one).
+    pub fn from_slice(list: &[Endpoint]) -> Self {
+        if list.is_empty() {
+            EndpointList::default()
+        } else {
+            EndpointList {
+                buf: Some(Arc::from(list)),
+                start: 0,
+                len: list.len(),
+            }
+        }
+    }
+
+    /// The run `range` of `buf` (empty when out of range).
+    fn run(buf: &Arc<[Endpoint]>, range: std::ops::Range<usize>) -> Self {
+        if range.is_empty() || range.end > buf.len() {
+            return EndpointList::default();
+        }
+        EndpointList {
+            buf: Some(Arc::clone(buf)),
+            start: range.start,
+            len: range.len(),
+        }
+    }
+
+    /// The endpoints as a slice.
+    pub fn as_slice(&self) -> &[Endpoint] {
+        self.buf
+            .as_deref()
+            .and_then(|b| b.get(self.start..self.start + self.len))
+            .unwrap_or(&[])
+    }
+}
+
+impl PartialEq for EndpointList {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for EndpointList {}
+
+impl std::hash::Hash for EndpointList {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+impl Deref for EndpointList {
+    type Target = [Endpoint];
+
+    fn deref(&self) -> &[Endpoint] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[Endpoint]> for EndpointList {
+    fn as_ref(&self) -> &[Endpoint] {
+        self.as_slice()
+    }
+}
+
+impl fmt::Debug for EndpointList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+impl From<Vec<Endpoint>> for EndpointList {
+    fn from(list: Vec<Endpoint>) -> Self {
+        Self::from_slice(&list)
+    }
+}
+
+impl From<&[Endpoint]> for EndpointList {
+    fn from(list: &[Endpoint]) -> Self {
+        Self::from_slice(list)
+    }
+}
+
+impl FromIterator<Endpoint> for EndpointList {
+    fn from_iter<I: IntoIterator<Item = Endpoint>>(iter: I) -> Self {
+        let list: Vec<Endpoint> = iter.into_iter().collect();
+        Self::from_slice(&list)
+    }
+}
+
+impl<'l> IntoIterator for &'l EndpointList {
+    type Item = &'l Endpoint;
+    type IntoIter = std::slice::Iter<'l, Endpoint>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl PartialEq<[Endpoint]> for EndpointList {
+    fn eq(&self, other: &[Endpoint]) -> bool {
+        self.as_slice() == other
+    }
+}
+
+impl PartialEq<Vec<Endpoint>> for EndpointList {
+    fn eq(&self, other: &Vec<Endpoint>) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Serialize for EndpointList {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.as_slice().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for EndpointList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Vec::<Endpoint>::deserialize(d).map(Self::from)
+    }
+}
+
 /// Everything a backend needs about one service port of one family (`servicePortInfo` plus
 /// the result of `CategorizeEndpoints` for this node).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,7 +249,7 @@ pub struct ServicePortInfo {
     /// The service port's name.
     pub name: ServicePortName,
     /// `name` as text (`ns/name:port`), used in comments and chain-name hashes.
-    pub name_string: String,
+    pub name_string: CompactString,
     /// The protocol.
     pub protocol: Protocol,
     /// The ClusterIP of the family.
@@ -122,13 +274,16 @@ pub struct ServicePortInfo {
     /// The health-check node port (LoadBalancer with eTP Local), 0 for none.
     pub health_check_node_port: u16,
     /// Every endpoint of the port, sorted by endpoint string, one per address.
-    pub endpoints: Vec<Endpoint>,
-    /// Endpoints for Cluster-policy traffic (topology applied; terminating fallback).
-    pub cluster_endpoints: Vec<Endpoint>,
-    /// Endpoints on this node for Local-policy traffic (terminating fallback).
-    pub local_endpoints: Vec<Endpoint>,
-    /// The union of the two that the port uses: the endpoints that get per-endpoint objects.
-    pub all_locally_reachable: Vec<Endpoint>,
+    pub endpoints: EndpointList,
+    /// Endpoints for Cluster-policy traffic (topology applied; terminating fallback), in the
+    /// order of `endpoints` (the same shared list when it holds them all).
+    pub cluster_endpoints: EndpointList,
+    /// Endpoints on this node for Local-policy traffic (terminating fallback), in the order
+    /// of `endpoints`.
+    pub local_endpoints: EndpointList,
+    /// The union of the two that the port uses: the endpoints that get per-endpoint objects,
+    /// in the order of `endpoints`.
+    pub all_locally_reachable: EndpointList,
     /// Whether the port has a usable endpoint anywhere.
     pub has_endpoints: bool,
     /// A digest of every endpoint's topology hints (zone and node names, as sets). kube-proxy
@@ -276,14 +431,11 @@ impl ProxyModel {
         config: &ProxyConfig,
     ) -> Self {
         let index = SliceIndex::build_keyed(slices, config.hash_key);
-        let mut model = Self::from_index(&index, services, node, config);
-        let sums = slice_digests(slices, model.family, config.hash_key);
-        let mut by_service = Vec::new();
-        for_each_service(&model.ports, |key, _| {
-            by_service.push(sums.get(&key).copied().unwrap_or(0));
-        });
-        model.digests.slices = Some((by_service, model.ports.len()));
-        model
+        // Each Service's slice digest is taken as its first port is built, from the slices
+        // the index holds (just read for that port's endpoints); the slices it leaves out
+        // (no name or namespace) are digested here.
+        let unindexed = unindexed_slice_digests(slices, config.family(), config.hash_key);
+        Self::assemble(&index, services, node, config, Some(&unindexed))
     }
 
     /// [`ProxyModel::build`] over slices indexed once (for building many nodes' models).
@@ -292,6 +444,18 @@ impl ProxyModel {
         services: &[Service],
         node: Option<&Node>,
         config: &ProxyConfig,
+    ) -> Self {
+        Self::assemble(index, services, node, config, None)
+    }
+
+    /// The model, with each Service's slice digest (those of `unindexed` added) when
+    /// `unindexed` is given.
+    fn assemble(
+        index: &SliceIndex<'_>,
+        services: &[Service],
+        node: Option<&Node>,
+        config: &ProxyConfig,
+        unindexed: Option<&KeyedMap<(&str, &str), u64>>,
     ) -> Self {
         let family = config.family();
         let topology = match node {
@@ -339,8 +503,15 @@ impl ProxyModel {
         }
         let order = sorted_unique(&found, config.hash_key);
         let mut ports: Vec<ServicePortInfo> = Vec::with_capacity(order.len());
-        let mut scratch = Scratch::default();
+        let mut scratch = Scratch {
+            shared: Vec::with_capacity(index.endpoint_count()),
+            spans: Vec::with_capacity(order.len()),
+            ..Scratch::default()
+        };
         let mut total_endpoints = 0;
+        // The digest of each Service's slices, in port order.
+        let mut slice_sums: Vec<u64> = Vec::with_capacity(if unindexed.is_some() { order.len() } else { 0 });
+        let mut last_service: Option<(&str, &str)> = None;
         for c in order.iter().filter_map(|&i| found.get(i as usize)) {
             let port = svcnet_topology::ServicePortName {
                 namespace: c.key.namespace,
@@ -349,16 +520,40 @@ impl ProxyModel {
                 protocol: c.protocol,
             };
             if let Some(info) = port_info(c.svc, &port, index, family, &topology, &options, &mut scratch) {
-                total_endpoints += info.endpoints.len();
+                total_endpoints += scratch.spans.last().map_or(0, |s| s[0].len());
+                if let Some(extra) = unindexed {
+                    let key = (c.key.namespace, c.key.name);
+                    if last_service != Some(key) {
+                        last_service = Some(key);
+                        let sum = index
+                            .service_slices(key.0, key.1, family)
+                            .fold(extra.get(&key).copied().unwrap_or(0), |d, s| {
+                                d.wrapping_add(slice_digest(s))
+                            });
+                        slice_sums.push(sum);
+                    }
+                }
                 ports.push(info);
             }
         }
+        // One allocation holds every port's endpoints.
+        let shared: Arc<[Endpoint]> = Arc::from(std::mem::take(&mut scratch.shared));
+        for (p, [all, cluster, local, reachable]) in ports.iter_mut().zip(scratch.spans.drain(..)) {
+            p.endpoints = EndpointList::run(&shared, all);
+            p.cluster_endpoints = EndpointList::run(&shared, cluster);
+            p.local_endpoints = EndpointList::run(&shared, local);
+            p.all_locally_reachable = EndpointList::run(&shared, reachable);
+        }
+        let slices = unindexed.map(|_| (slice_sums, ports.len()));
         ProxyModel {
             family,
             node: topology,
             ports,
             total_endpoints,
-            digests: ServiceDigests::default(),
+            digests: ServiceDigests {
+                slices,
+                ..ServiceDigests::default()
+            },
         }
     }
 
@@ -533,8 +728,32 @@ fn digest_port(p: &ServicePortInfo, h: &mut DigestHasher) {
     }
 }
 
+/// Each Service's slices of `family` that a [`SliceIndex`] leaves out (those without a name
+/// or a namespace), digested as one value independent of their order, by (namespace, name).
+fn unindexed_slice_digests(
+    slices: &[EndpointSlice],
+    family: IpFamily,
+    hash: KeyedState,
+) -> KeyedMap<(&str, &str), u64> {
+    let mut sums: KeyedMap<(&str, &str), u64> = keyed_map(0, hash);
+    for s in slices {
+        if !(s.metadata.name().is_empty() || s.metadata.namespace().is_empty())
+            || s.address_type != family.as_str()
+        {
+            continue;
+        }
+        let Some(service) = s.service_name().filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let d = sums.entry((s.metadata.namespace(), service)).or_default();
+        *d = d.wrapping_add(slice_digest(s));
+    }
+    sums
+}
+
 /// Each Service's slices of `family`, digested as one value independent of their order, by
-/// (namespace, name).
+/// (namespace, name): what [`ProxyModel::build`] takes for each Service of the model.
+#[cfg(test)]
 fn slice_digests(
     slices: &[EndpointSlice],
     family: IpFamily,
@@ -551,11 +770,13 @@ fn slice_digests(
     sums
 }
 
-/// A digest of every field of a slice: its endpoints field by field, in few words (the
-/// fields a slice usually lacks as one word of flags), the rest through `Hash`.
+/// A digest of every field of a slice: its usual fields one by one, in few words (which of
+/// them are present as one word of flags, with the counts of labels and ports; the same for
+/// each port and each endpoint), the fields a slice usually lacks through `Hash`.
+#[inline(never)]
 fn slice_digest(s: &EndpointSlice) -> u64 {
     use std::hash::{Hash, Hasher};
-    use svcnet_model::{Endpoint as SliceEndpoint, EndpointConditions};
+    use svcnet_model::{Endpoint as SliceEndpoint, EndpointConditions, EndpointPort, ObjectMeta};
     // Every field is named: a field added to the slice types must be added here.
     let EndpointSlice {
         api_version,
@@ -566,7 +787,90 @@ fn slice_digest(s: &EndpointSlice) -> u64 {
         ports,
     } = s;
     let mut h = DigestHasher::default();
-    (api_version, kind, metadata, address_type, ports).hash(&mut h);
+    let ObjectMeta {
+        name,
+        generate_name,
+        namespace,
+        uid,
+        resource_version,
+        generation,
+        creation_timestamp,
+        deletion_timestamp,
+        deletion_grace_period_seconds,
+        labels,
+        annotations,
+        owner_references,
+        finalizers,
+    } = metadata;
+    // The fields a slice usually has, each behind a bit of one word (with the number of
+    // labels and of ports); the rest, rarely set, through `Hash` behind one more bit.
+    let rare_meta = api_version.is_some()
+        || kind.is_some()
+        || generate_name.is_some()
+        || uid.is_some()
+        || resource_version.is_some()
+        || generation.is_some()
+        || creation_timestamp.is_some()
+        || deletion_timestamp.is_some()
+        || deletion_grace_period_seconds.is_some()
+        || annotations.is_some()
+        || owner_references.is_some()
+        || finalizers.is_some();
+    let label_count = labels.as_ref().map_or(0, |l| l.len() as u64 & 0xffff);
+    let port_count = ports.as_ref().map_or(0, |p| p.len() as u64 & 0xffff);
+    h.write_u64(
+        u64::from(name.is_some())
+            | u64::from(namespace.is_some()) << 1
+            | u64::from(labels.is_some()) << 2
+            | u64::from(ports.is_some()) << 3
+            | u64::from(rare_meta) << 4
+            | label_count << 8
+            | port_count << 24,
+    );
+    for text in [name, namespace].into_iter().flatten() {
+        text.as_str().hash(&mut h);
+    }
+    h.write(address_type.as_bytes());
+    h.write_u8(0xff);
+    for (k, v) in labels.iter().flatten() {
+        k.as_str().hash(&mut h);
+        v.as_str().hash(&mut h);
+    }
+    for p in ports.iter().flatten() {
+        let EndpointPort {
+            name,
+            protocol,
+            port,
+            app_protocol,
+        } = p;
+        h.write_u64(
+            u64::from(name.is_some())
+                | u64::from(protocol.is_some()) << 1
+                | u64::from(port.is_some()) << 2
+                | u64::from(app_protocol.is_some()) << 3
+                | u64::from(port.unwrap_or(0) as u32) << 32,
+        );
+        for text in [name, protocol, app_protocol].into_iter().flatten() {
+            text.as_str().hash(&mut h);
+        }
+    }
+    if rare_meta {
+        (
+            api_version,
+            kind,
+            generate_name,
+            uid,
+            resource_version,
+            generation,
+            creation_timestamp,
+            deletion_timestamp,
+            deletion_grace_period_seconds,
+            annotations,
+            owner_references,
+            finalizers,
+        )
+            .hash(&mut h);
+    }
     let tri = |b: &Option<bool>| match b {
         None => 0u64,
         Some(false) => 1,
@@ -638,6 +942,7 @@ struct Candidate<'a> {
 }
 
 /// The positions of `found` sorted by name, one per name.
+#[inline(never)]
 fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
     // The first 8 bytes of a name, zero-padded, big-endian: when two differ, they order the
     // names as the full text does.
@@ -720,13 +1025,33 @@ struct Scratch<'a> {
     endpoints: Vec<ProxyEndpoint<'a>>,
     /// Per endpoint: in the cluster list (1), in the local list (2).
     places: Vec<u8>,
+    /// The endpoints of every port built so far: each port's, then those of its narrower
+    /// lists that are not all of them.
+    shared: Vec<Endpoint>,
+    /// Per port built, its four lists (endpoints, cluster, local, reachable) as runs of
+    /// `shared`.
+    spans: Vec<[std::ops::Range<usize>; 4]>,
+    /// The port's name as text.
+    name: String,
 }
 
 fn of_family(ip: IpAddr, family: IpFamily) -> bool {
     IpFamily::of(ip) == family
 }
 
+/// The Service's ClusterIP of `family` (`Service::cluster_ip_for_family`, parsed sloppily).
+/// Without `ipFamilies`, `clusterIP` is that family's when it parses as an address of it:
+/// parsed once.
+fn cluster_ip(svc: &Service, family: IpFamily) -> Option<IpAddr> {
+    let spec = svc.spec();
+    match spec.ip_families.as_deref() {
+        None | Some([]) => parse_ip_sloppy(spec.cluster_ip.as_deref()?).filter(|ip| of_family(*ip, family)),
+        Some(_) => parse_ip_sloppy(svc.cluster_ip_for_family(family.as_str())?),
+    }
+}
+
 /// One service port's info, or `None` when kube-proxy would not program it.
+#[inline(never)]
 fn port_info<'a>(
     svc: &Service,
     p: &svcnet_topology::ServicePortName<'_>,
@@ -738,7 +1063,7 @@ fn port_info<'a>(
 ) -> Option<ServicePortInfo> {
     let spec = svc.spec();
     let protocol = Protocol::parse(p.protocol)?;
-    let cluster_ip = parse_ip_sloppy(svc.cluster_ip_for_family(family.as_str())?)?;
+    let cluster_ip = cluster_ip(svc, family)?;
     let sp = spec
         .ports()
         .iter()
@@ -818,6 +1143,10 @@ fn port_info<'a>(
     let cats = Categories::of(eps, &policy, node, options);
     let places = &mut scratch.places;
     places.clear();
+    // The port's endpoints, then its narrower lists that differ from them, go to the
+    // model's one list of endpoints; the port's lists are runs of it.
+    let shared = &mut scratch.shared;
+    let first = shared.len();
     let (mut in_cluster, mut in_local, mut reachable) = (0, 0, 0);
     for e in eps.iter() {
         let c = cats.in_cluster(e, node);
@@ -826,38 +1155,58 @@ fn port_info<'a>(
         in_local += usize::from(l);
         reachable += usize::from(c || l);
         places.push(u8::from(c) | (u8::from(l) << 1));
+        shared.push(Endpoint::of(e));
     }
-    let endpoints: Vec<Endpoint> = eps.iter().map(Endpoint::of).collect();
-    let pick = |count: usize, mask: u8| -> Vec<Endpoint> {
+    let endpoints = first..shared.len();
+    let mut pick = |count: usize, mask: u8| -> std::ops::Range<usize> {
         if count == endpoints.len() {
             return endpoints.clone();
         }
-        let mut v = Vec::with_capacity(count);
-        if count > 0 {
-            v.extend(
-                endpoints
-                    .iter()
-                    .zip(places.iter())
-                    .filter(|(_, pl)| **pl & mask != 0)
-                    .map(|(e, _)| *e),
-            );
+        if count == 0 {
+            return 0..0;
         }
-        v
+        let at = shared.len();
+        for (i, pl) in places.iter().enumerate() {
+            if pl & mask != 0
+                && let Some(e) = shared.get(first + i).copied()
+            {
+                shared.push(e);
+            }
+        }
+        at..shared.len()
     };
+    let cluster_endpoints = pick(in_cluster, 1);
+    let local_endpoints = pick(in_local, 2);
+    // The union holds each of the two: of its size, it is that one.
+    let all_locally_reachable = if reachable == in_cluster {
+        cluster_endpoints.clone()
+    } else if reachable == in_local {
+        local_endpoints.clone()
+    } else {
+        pick(reachable, 3)
+    };
+    scratch.spans.push([
+        endpoints,
+        cluster_endpoints,
+        local_endpoints,
+        all_locally_reachable,
+    ]);
     let name = ServicePortName {
-        namespace: p.namespace.to_owned(),
-        name: p.name.to_owned(),
-        port: p.port.to_owned(),
+        namespace: CompactString::from(p.namespace),
+        name: CompactString::from(p.name),
+        port: CompactString::from(p.port),
         protocol,
     };
-    let mut name_string = String::with_capacity(p.namespace.len() + 1 + p.name.len() + 1 + p.port.len());
-    name_string.push_str(p.namespace);
-    name_string.push('/');
-    name_string.push_str(p.name);
+    let text = &mut scratch.name;
+    text.clear();
+    text.push_str(p.namespace);
+    text.push('/');
+    text.push_str(p.name);
     if !p.port.is_empty() {
-        name_string.push(':');
-        name_string.push_str(p.port);
+        text.push(':');
+        text.push_str(p.port);
     }
+    let name_string = CompactString::from(text.as_str());
     Some(ServicePortInfo {
         name_string,
         name,
@@ -872,10 +1221,11 @@ fn port_info<'a>(
         external_policy_local,
         internal_policy_local,
         health_check_node_port,
-        cluster_endpoints: pick(in_cluster, 1),
-        local_endpoints: pick(in_local, 2),
-        all_locally_reachable: pick(reachable, 3),
-        endpoints,
+        // Set by the caller, as runs of the model's shared endpoints (`scratch.spans`).
+        cluster_endpoints: EndpointList::default(),
+        local_endpoints: EndpointList::default(),
+        all_locally_reachable: EndpointList::default(),
+        endpoints: EndpointList::default(),
         has_endpoints: cats.has_any,
         endpoint_hints_digest: hints_digest(eps),
     })
@@ -955,7 +1305,7 @@ mod tests {
             };
             // The endpoints and their categories as the view and `categorize` give them.
             let sel = categorize(p.endpoints, &p.policy, &topology, &options);
-            let list = |v: &[&ProxyEndpoint<'_>]| v.iter().map(|e| Endpoint::of(e)).collect::<Vec<_>>();
+            let list = |v: &[&ProxyEndpoint<'_>]| v.iter().map(|e| Endpoint::of(e)).collect::<EndpointList>();
             info.endpoints = p.endpoints.iter().map(Endpoint::of).collect();
             info.cluster_endpoints = sel.cluster.as_deref().map(list).unwrap_or_default();
             info.local_endpoints = sel.local.as_deref().map(list).unwrap_or_default();
@@ -1004,8 +1354,36 @@ mod tests {
                 let got = ProxyModel::from_index(&index, services, node, &config);
                 let want = reference(&index, services, node, &config);
                 assert_eq!(got, want, "{what}, node {name}, {ip}");
+                if i == 0 {
+                    check_slice_digests(services, slices, node, &config, what);
+                }
             }
         }
+    }
+
+    /// The slice digest of every Service of the built model is the one of all its slices
+    /// of the family (whether the index holds them or not), and none of the model's
+    /// Services is left without one.
+    fn check_slice_digests(
+        services: &[Service],
+        slices: &[EndpointSlice],
+        node: Option<&Node>,
+        config: &ProxyConfig,
+        what: &str,
+    ) {
+        let model = ProxyModel::build(services, slices, node, config);
+        let all = slice_digests(slices, config.family(), KeyedState::default());
+        let mut seen = 0;
+        for_each_service(&model.ports, |(ns, name), _| {
+            let want = all.get(&(ns, name)).copied().unwrap_or(0);
+            assert_eq!(model.slice_digest(ns, name), Some(want), "{what}: {ns}/{name}");
+            seen += 1;
+        });
+        assert_eq!(
+            model.digests.slices.as_ref().map(|(d, _)| d.len()),
+            Some(seen),
+            "{what}"
+        );
     }
 
     #[test]
@@ -1292,6 +1670,34 @@ mod tests {
         assert_eq!(m6.ports[0].cluster_ip.to_string(), "fd00::1");
         assert_eq!(m6.ports[0].external_ips.len(), 1);
         assert!(m6.ports[0].load_balancer_vips.is_empty());
+    }
+
+    #[test]
+    fn the_cluster_ip_is_read_as_cluster_ip_for_family_reads_it() {
+        let texts = [
+            "10.0.0.1",
+            "010.0.0.1",
+            "fd00::1",
+            "::ffff:1.2.3.4",
+            "None",
+            "",
+            "bogus",
+            "1.2.3",
+            "fd00::01",
+        ];
+        for text in texts {
+            for families in [None, Some(vec!["IPv4"]), Some(vec!["IPv6", "IPv4"]), Some(vec![])] {
+                let mut spec = serde_json::json!({"clusterIP": text, "clusterIPs": [text, "10.9.9.9"]});
+                if let Some(f) = &families {
+                    spec["ipFamilies"] = serde_json::json!(f);
+                }
+                let s = svc(serde_json::json!({"metadata": {"name": "a", "namespace": "ns"}, "spec": spec}));
+                for family in [IpFamily::V4, IpFamily::V6] {
+                    let want = s.cluster_ip_for_family(family.as_str()).and_then(parse_ip_sloppy);
+                    assert_eq!(cluster_ip(&s, family), want, "{text:?} {families:?} {family:?}");
+                }
+            }
+        }
     }
 
     #[test]
