@@ -8,6 +8,8 @@
 //! perf stat -e instructions:u,task-clock target/release/examples/nftables_cost full 5
 //! perf stat -e instructions:u,task-clock target/release/examples/nftables_cost partial 20000
 //! ```
+//! (`text` prints the full sync's text, two partial syncs' and the rule set, to compare
+//! builds.)
 //! `full` is a fresh proxier's full sync of 10,000 ClusterIP Services × 10 endpoints plus
 //! its `nft -f` text (the bench's `full/10000svc-10ep`); `partial` is one full sync, then
 //! one-endpoint partial syncs and their text (the bench's `partial/10000svc-10ep`); `setup`
@@ -53,8 +55,27 @@ fn main() {
                 black_box(out.main.render().len());
             }
         }
+        "text" => {
+            // the full sync's `nft -f` text, then the one-endpoint partial sync's, then the
+            // rule set: for checking that a change leaves the output as it was
+            let mut p = NftProxier::new(config());
+            let out = p.sync_full(&ports).unwrap();
+            print!("{}", out.main.render());
+            let versions = [vec![port(0, true)], vec![port(0, false)]];
+            let svc = format!("{}/{}", ports[0].namespace, ports[0].name);
+            for v in &versions {
+                let out = p
+                    .sync_partial(&[ServiceUpdate {
+                        service: &svc,
+                        ports: v,
+                    }])
+                    .unwrap();
+                print!("{}", out.main.render());
+            }
+            print!("{}", p.state().dump());
+        }
         other => {
-            eprintln!("unknown mode {other:?}: full, partial or setup");
+            eprintln!("unknown mode {other:?}: full, partial, setup or text");
             std::process::exit(2);
         }
     }

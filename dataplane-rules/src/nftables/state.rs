@@ -15,6 +15,7 @@ use super::object::{
 };
 use super::transaction::Transaction;
 use serde::{Deserialize, Serialize, Serializer};
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use svcnet_model::hash::KeyedState;
 
@@ -102,12 +103,10 @@ impl TableState {
         }
     }
 
-    /// knftables' `checkRuleRefs`: every `@set`, `vmap @map` and `goto`/`jump` target exists.
+    /// knftables' `checkRuleRefs`: every `@set`, `vmap @map` and `goto`/`jump` target exists
+    /// (called only for rules that [`may_reference`] something: the others, most of them,
+    /// skip the word scan).
     fn check_rule_refs(&self, rule: &str) -> Result<(), NftError> {
-        // most rules (the DNAT ones) reference nothing: skip the word scan
-        if !rule.contains('@') && !rule.contains("goto") && !rule.contains("jump") {
-            return Ok(());
-        }
         let mut prev = "";
         let mut words = rule.split(' ').peekable();
         while let Some(w) = words.next() {
@@ -140,6 +139,37 @@ impl TableState {
     }
 }
 
+/// Whether `rule` holds `@`, `goto` or `jump` (without them it references nothing).
+/// 32 bytes at a time, written so that the compiler uses vector compares; only the bytes
+/// that are `@`, `g` or `j` are then looked at one by one.
+fn may_reference(rule: &str) -> bool {
+    let b = rule.as_bytes();
+    let at = |i: usize| match b[i] {
+        b'@' => true,
+        b'g' => b[i..].starts_with(b"goto"),
+        b'j' => b[i..].starts_with(b"jump"),
+        _ => false,
+    };
+    let (blocks, _) = b.as_chunks::<32>();
+    for (k, block) in blocks.iter().enumerate() {
+        let mut m = [0u8; 32];
+        for (m, &c) in m.iter_mut().zip(block) {
+            *m = u8::from(c == b'@') | u8::from(c == b'g') | u8::from(c == b'j');
+        }
+        let (lo, hi) = m.split_at(16);
+        for (half, bytes) in [lo, hi].into_iter().enumerate() {
+            let mut bits = u128::from_le_bytes(bytes.try_into().unwrap_or_default());
+            while bits != 0 {
+                if at(32 * k + 16 * half + (bits.trailing_zeros() / 8) as usize) {
+                    return true;
+                }
+                bits &= bits - 1;
+            }
+        }
+    }
+    (32 * blocks.len()..b.len()).any(at)
+}
+
 /// How to undo one applied operation.
 #[derive(Debug)]
 /// (Small: one is recorded for almost every operation.)
@@ -157,18 +187,26 @@ enum Undo {
 /// How many objects a large transaction adds, to size the maps once.
 struct SizeHint<'a> {
     chains: usize,
-    /// Element `add`s by container name.
-    elements: HashMap<&'a str, usize, KeyedState>,
+    /// Element `add`s by container name (of the first few containers).
+    elements: Vec<(&'a str, usize)>,
+}
+
+/// Whether two names are equal, comparing where they point first (the names of a
+/// transaction's elements are usually shared).
+fn same_name(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
 }
 
 impl<'a> SizeHint<'a> {
     /// Below this many operations, maps grow as they go.
     const MIN_OPERATIONS: usize = 256;
+    /// The most containers counted (the element store's are 8).
+    const MAX_CONTAINERS: usize = 16;
 
     fn of(tx: &'a Transaction) -> Self {
         let mut hint = SizeHint {
             chains: 0,
-            elements: HashMap::default(),
+            elements: Vec::new(),
         };
         if tx.operations.len() < Self::MIN_OPERATIONS {
             return hint;
@@ -179,7 +217,14 @@ impl<'a> SizeHint<'a> {
             }
             match &op.object {
                 Object::Chain(_) => hint.chains += 1,
-                Object::Element(e) => *hint.elements.entry(&e.container).or_default() += 1,
+                Object::Element(e) => {
+                    let name = e.container.as_str();
+                    match hint.elements.iter().position(|(c, _)| same_name(c, name)) {
+                        Some(i) => hint.elements[i].1 += 1,
+                        None if hint.elements.len() < Self::MAX_CONTAINERS => hint.elements.push((name, 1)),
+                        None => {}
+                    }
+                }
                 _ => {}
             }
         }
@@ -191,7 +236,8 @@ impl<'a> SizeHint<'a> {
         if self.elements.is_empty() {
             return None;
         }
-        self.elements.remove(container)
+        let i = self.elements.iter().position(|(c, _)| same_name(c, container))?;
+        Some(self.elements.swap_remove(i).1)
     }
 }
 
@@ -404,22 +450,22 @@ impl State {
             Object::Table(_) => {}
             Object::Chain(c) => match verb {
                 Verb::Add | Verb::Create => {
-                    if table.chains.contains_key(&c.name) {
-                        if verb == Verb::Create {
-                            return Err(NftError::exists("chain", &c.name));
+                    if hint.chains > 0 {
+                        table.chains.reserve(std::mem::take(&mut hint.chains));
+                    }
+                    match table.chains.entry(c.name.clone()) {
+                        Entry::Occupied(_) => {
+                            if verb == Verb::Create {
+                                return Err(NftError::exists("chain", &c.name));
+                            }
                         }
-                    } else {
-                        if hint.chains > 0 {
-                            table.chains.reserve(std::mem::take(&mut hint.chains));
-                        }
-                        table.chains.insert(
-                            c.name.clone(),
-                            ChainState {
+                        Entry::Vacant(v) => {
+                            v.insert(ChainState {
                                 chain: c.clone(),
                                 rules: Vec::new(),
-                            },
-                        );
-                        undo.push(Undo::Chain(i, None));
+                            });
+                            undo.push(Undo::Chain(i, None));
+                        }
                     }
                 }
                 Verb::Flush => match table.chains.get_mut(&c.name) {
@@ -437,26 +483,30 @@ impl State {
                 },
                 v => return Err(NftError::unsupported(v, "chain")),
             },
-            Object::Rule(r) => {
-                table.check_chain(&r.chain)?;
-                match verb {
-                    Verb::Add | Verb::Insert => {
+            Object::Rule(r) => match verb {
+                Verb::Add | Verb::Insert => {
+                    // (a missing chain is reported before a missing reference)
+                    if may_reference(&r.rule) {
+                        table.check_chain(&r.chain)?;
                         table.check_rule_refs(&r.rule)?;
-                        let rules = &mut table
-                            .chains
-                            .get_mut(&r.chain)
-                            .ok_or_else(|| NftError::not_found("chain", &r.chain))?
-                            .rules;
-                        if verb == Verb::Add {
-                            rules.push(r.clone());
-                        } else {
-                            rules.insert(0, r.clone());
-                        }
-                        undo.push(Undo::PopRule(i));
                     }
-                    v => return Err(NftError::unsupported(v, "rule")),
+                    let rules = &mut table
+                        .chains
+                        .get_mut(&r.chain)
+                        .ok_or_else(|| NftError::not_found("chain", &r.chain))?
+                        .rules;
+                    if verb == Verb::Add {
+                        rules.push(r.clone());
+                    } else {
+                        rules.insert(0, r.clone());
+                    }
+                    undo.push(Undo::PopRule(i));
                 }
-            }
+                v => {
+                    table.check_chain(&r.chain)?;
+                    return Err(NftError::unsupported(v, "rule"));
+                }
+            },
             Object::Set(s) | Object::Map(s) => {
                 let (kind, what) = if matches!(obj, Object::Set(_)) {
                     (ContainerKind::Set, "set")
@@ -682,6 +732,37 @@ mod tests {
 
     fn tx() -> Transaction {
         Transaction::new(Family::Ip, "kube-proxy")
+    }
+
+    #[test]
+    fn finds_references() {
+        for (rule, want) in [
+            ("", false),
+            ("goto", true),
+            ("jump", true),
+            ("@", true),
+            ("gotx jumx numgen random", false),
+            (
+                "meta l4proto tcp dnat ip addr . port to numgen random mod 2 map { 0 : 10.0.0.1 . 80 }",
+                false,
+            ),
+            ("ip daddr . meta l4proto . th dport vmap @service-ips", true),
+            (
+                "numgen random mod 2 vmap { 0 : goto endpoint-A , 1 : goto endpoint-B }",
+                true,
+            ),
+            ("0123456jump", true),
+            ("01234567goto", true),
+            ("0123456go", false),
+            ("0123456gotojump@", true),
+            ("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx@", true),
+        ] {
+            assert_eq!(may_reference(rule), want, "{rule:?}");
+            assert_eq!(
+                may_reference(rule),
+                rule.contains('@') || rule.contains("goto") || rule.contains("jump")
+            );
+        }
     }
 
     #[test]
