@@ -9,7 +9,8 @@
 //! perf stat -e instructions:u,task-clock target/release/examples/nftables_cost partial 20000
 //! ```
 //! (`text` prints the full sync's text, two partial syncs' and the rule set, to compare
-//! builds.)
+//! builds; `time N` prints the minimum and median wall clock of N full syncs with their
+//! text, the drop outside, as the bench times them.)
 //! `full` is a fresh proxier's full sync of 10,000 ClusterIP Services × 10 endpoints plus
 //! its `nft -f` text (the bench's `full/10000svc-10ep`); `partial` is one full sync, then
 //! one-endpoint partial syncs and their text (the bench's `partial/10000svc-10ep`); `setup`
@@ -31,13 +32,18 @@ fn main() {
         "setup" => {
             black_box(&ports);
         }
-        "full" => {
+        "full" | "full-drop" => {
             for _ in 0..n {
                 let mut p = NftProxier::new(config());
                 let out = p.sync_full(black_box(&ports)).unwrap();
                 black_box(out.main.render().len());
-                // dropping is outside the bench's timed part
-                std::mem::forget((p, out));
+                // dropping is outside the bench's timed part (`full-drop` drops, as the
+                // bench does between iterations)
+                if mode == "full-drop" {
+                    drop((p, out));
+                } else {
+                    std::mem::forget((p, out));
+                }
             }
         }
         "partial" => {
@@ -54,6 +60,23 @@ fn main() {
                     .unwrap();
                 black_box(out.main.render().len());
             }
+        }
+        "time" => {
+            // wall clock of the bench's timed part (sync and text; the drop outside), per
+            // iteration: minimum and median, less sensitive to other load than a mean
+            let mut times: Vec<f64> = (0..n.max(1))
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    let mut p = NftProxier::new(config());
+                    let out = p.sync_full(black_box(&ports)).unwrap();
+                    black_box(out.main.render().len());
+                    let t = start.elapsed().as_secs_f64() * 1e3;
+                    drop((p, out));
+                    t
+                })
+                .collect();
+            times.sort_by(f64::total_cmp);
+            println!("min {:.2} ms  median {:.2} ms", times[0], times[times.len() / 2]);
         }
         "text" => {
             // the full sync's `nft -f` text, then the one-endpoint partial sync's, then the
@@ -75,7 +98,7 @@ fn main() {
             print!("{}", p.state().dump());
         }
         other => {
-            eprintln!("unknown mode {other:?}: full, partial, setup or text");
+            eprintln!("unknown mode {other:?}: full, full-drop, partial, setup, time or text");
             std::process::exit(2);
         }
     }

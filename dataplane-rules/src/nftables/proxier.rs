@@ -16,7 +16,7 @@ use super::names::{hash_and_truncate, push_hash_and_truncate, truncate_comment};
 use super::object::{
     BaseChain, Chain, ChainType, ContainerKind, Counter, Family, Hook, Object, Set, SetFlag, SharedStr, Table,
 };
-use super::state::State;
+use super::state::{Applying, State};
 use super::text::Text;
 use super::transaction::Transaction;
 use indexmap::IndexMap;
@@ -345,6 +345,65 @@ impl NftProxier {
         existing_affinity.sort_unstable();
         self.services.clear();
         self.services.reserve(ports.len());
+        // From here on the transaction is applied as it is written (each Service's
+        // operations while they are still in the cache), and undone if anything fails:
+        // as if it had been checked and applied at the end.
+        let mut state = std::mem::take(&mut self.state);
+        let mut applying = Applying::new(&tx);
+        state.apply_more(&mut applying, &tx);
+        // most Services write a chain and one element into each of these
+        state.reserve(
+            self.config.family,
+            TABLE,
+            ports.len(),
+            &[
+                (CONTAINERS[CLUSTER_IPS].0, CONTAINERS[CLUSTER_IPS].1, ports.len()),
+                (CONTAINERS[SERVICE_IPS].0, CONTAINERS[SERVICE_IPS].1, ports.len()),
+            ],
+        );
+        let written = self.write_full(
+            &mut tx,
+            ports,
+            &existing_chains,
+            &existing_affinity,
+            &mut state,
+            &mut applying,
+        );
+        let checked = written
+            .and_then(|()| self.check_counts())
+            .and_then(|()| self.limits.check_transaction(&tx));
+        if let Err(e) = checked {
+            let _ = state.finish(applying, &tx, false);
+            self.state = state;
+            return Err(e);
+        }
+        state.apply_more(&mut applying, &tx);
+        let applied = state.finish(applying, &tx, true);
+        self.state = state;
+        if let Err(e) = applied {
+            self.stale_chains.clear();
+            self.need_full_sync = true;
+            return Err(e);
+        }
+        self.need_full_sync = false;
+        Ok(SyncOutput {
+            full: true,
+            stale_deletion,
+            main: tx,
+        })
+    }
+
+    /// The Services and the cleanup of a full sync, applied to `state` as they are
+    /// written (see [`NftProxier::full_inner`]).
+    fn write_full(
+        &mut self,
+        tx: &mut Transaction,
+        ports: &[NftServicePort],
+        existing_chains: &[SharedStr],
+        existing_affinity: &[SharedStr],
+        state: &mut State,
+        applying: &mut Applying,
+    ) -> Result<(), NftError> {
         // ports grouped by Service, Services in order of first appearance; a Service's
         // ports usually come one after another: then each run of ports is a group
         let mut first: HashMap<(&str, &str), u32, KeyedState> =
@@ -382,8 +441,9 @@ impl NftProxier {
             }
             let mut rec = ServiceRecord::default();
             for &i in &order[at..end] {
-                self.write_port(&mut tx, &ports[i], &mut rec)?;
+                self.write_port(tx, &ports[i], &mut rec)?;
             }
+            state.apply_more(applying, tx);
             let svc = &ports[order[at]];
             let mut key = String::with_capacity(svc.namespace.len() + svc.name.len() + 1);
             key.push_str(&svc.namespace);
@@ -400,7 +460,7 @@ impl NftProxier {
                     .flat_map(|r| r.chains.iter().map(SharedStr::as_str)),
             );
             let mut newly_stale = Vec::new();
-            for c in &existing_chains {
+            for c in existing_chains {
                 if active.contains(c.as_str()) {
                     self.stale_chains.remove(c.as_str());
                 } else {
@@ -420,7 +480,7 @@ impl NftProxier {
                     .values()
                     .flat_map(|r| r.affinity_sets.iter().map(String::as_str)),
             );
-            for s in &existing_affinity {
+            for s in existing_affinity {
                 if !active_sets.contains(s.as_str()) {
                     tx.delete(Object::Set(Set::named(s.as_str())));
                 }
@@ -441,8 +501,7 @@ impl NftProxier {
                 tx.delete_element(*kind, &self.containers[i], k);
             }
         }
-        self.check_counts()?;
-        self.run_main(tx, stale_deletion, true)
+        Ok(())
     }
 
     /// A partial sync: only the given Services changed (each with all its current

@@ -150,8 +150,11 @@ fn may_reference(rule: &str) -> bool {
         b'j' => b[i..].starts_with(b"jump"),
         _ => false,
     };
-    let (blocks, _) = b.as_chunks::<32>();
-    for (k, block) in blocks.iter().enumerate() {
+    let (blocks, tail) = b.as_chunks::<32>();
+    // the last bytes padded with zeros (which match nothing)
+    let mut last = [0u8; 32];
+    last[..tail.len()].copy_from_slice(tail);
+    for (k, block) in blocks.iter().chain([&last]).enumerate() {
         let mut m = [0u8; 32];
         for (m, &c) in m.iter_mut().zip(block) {
             *m = u8::from(c == b'@') | u8::from(c == b'g') | u8::from(c == b'j');
@@ -167,7 +170,7 @@ fn may_reference(rule: &str) -> bool {
             }
         }
     }
-    (32 * blocks.len()..b.len()).any(at)
+    false
 }
 
 /// How to undo one applied operation.
@@ -203,11 +206,16 @@ impl<'a> SizeHint<'a> {
     /// The most containers counted (the element store's are 8).
     const MAX_CONTAINERS: usize = 16;
 
-    fn of(tx: &'a Transaction) -> Self {
-        let mut hint = SizeHint {
+    /// No hint: maps grow as they go.
+    fn none() -> Self {
+        SizeHint {
             chains: 0,
             elements: Vec::new(),
-        };
+        }
+    }
+
+    fn of(tx: &'a Transaction) -> Self {
+        let mut hint = Self::none();
         if tx.operations.len() < Self::MIN_OPERATIONS {
             return hint;
         }
@@ -238,6 +246,28 @@ impl<'a> SizeHint<'a> {
         }
         let i = self.elements.iter().position(|(c, _)| same_name(c, container))?;
         Some(self.elements.swap_remove(i).1)
+    }
+}
+
+/// A transaction being applied in pieces (see [`State::apply_more`]): what to undo, how
+/// far it got, and the failure that stopped it.
+#[derive(Debug)]
+pub(crate) struct Applying {
+    key: (Family, String),
+    undo: Vec<Undo>,
+    applied: usize,
+    failed: Option<NftError>,
+}
+
+impl Applying {
+    /// Nothing of `tx` applied yet; `tx` may still grow (operations are only appended).
+    pub(crate) fn new(tx: &Transaction) -> Self {
+        Applying {
+            key: (tx.family, tx.table.clone()),
+            undo: Vec::with_capacity(tx.operations.capacity()),
+            applied: 0,
+            failed: None,
+        }
     }
 }
 
@@ -290,21 +320,97 @@ impl State {
         if tx.is_empty() {
             return Ok(());
         }
-        let key = (tx.family, tx.table.clone());
-        let mut undo: Vec<Undo> = Vec::with_capacity(tx.operations.len());
+        let mut a = Applying::new(tx);
         let mut hint = SizeHint::of(tx);
-        for (i, op) in tx.operations.iter().enumerate() {
-            if let Err(e) = self.apply_op(&key, i, op.verb, &op.object, &mut undo, &mut hint) {
-                while let Some(u) = undo.pop() {
-                    self.undo(&key, tx, u);
+        self.apply_ops(&mut a, tx, &mut hint);
+        self.finish(a, tx, true)
+    }
+
+    /// Applies the operations of `tx` that `a` has not applied yet (the transaction was
+    /// built further since): while the proxier writes a large transaction, each piece
+    /// is applied while its objects are still in the cache. After a failure nothing more
+    /// is applied (and what was applied has been undone): [`State::finish`] reports it.
+    pub(crate) fn apply_more(&mut self, a: &mut Applying, tx: &Transaction) {
+        self.apply_ops(a, tx, &mut SizeHint::none());
+    }
+
+    /// Ends an application started with [`Applying::new`]: keeps what was applied if
+    /// `keep` and nothing failed, otherwise undoes it; the first failure, if any.
+    pub(crate) fn finish(&mut self, a: Applying, tx: &Transaction, keep: bool) -> Result<(), NftError> {
+        let Applying {
+            key,
+            mut undo,
+            failed,
+            ..
+        } = a;
+        if !keep {
+            while let Some(u) = undo.pop() {
+                self.undo(&key, tx, u);
+            }
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Makes room in table `family name` for `chains` more chains and, in each
+    /// `(kind, container, n)`, `n` more elements (before a large transaction applied in
+    /// pieces, which gives no [`SizeHint`]).
+    pub(crate) fn reserve(
+        &mut self,
+        family: Family,
+        name: &str,
+        chains: usize,
+        elements: &[(ContainerKind, &str, usize)],
+    ) {
+        let Some(t) = self.tables.get_mut(&(family, name.to_owned())) else {
+            return;
+        };
+        t.chains.reserve(chains);
+        for (kind, c, n) in elements {
+            if let Ok(c) = t.container(*kind, c) {
+                c.elements.reserve(*n);
+            }
+        }
+    }
+
+    fn apply_ops(&mut self, a: &mut Applying, tx: &Transaction, hint: &mut SizeHint<'_>) {
+        if a.failed.is_some() {
+            return;
+        }
+        let key = &a.key;
+        let undo = &mut a.undo;
+        // the table, looked up once until an operation on the table itself
+        let mut table: Option<&mut TableState> = None;
+        for (i, op) in tx.operations.iter().enumerate().skip(a.applied) {
+            let r = match &op.object {
+                Object::Table(t) => {
+                    table = None;
+                    self.apply_table_op(key, op.verb, t, undo)
                 }
-                return Err(NftError::Operation {
+                obj => {
+                    if table.is_none() {
+                        table = self.tables.get_mut(key);
+                    }
+                    match table.as_deref_mut() {
+                        Some(t) => Self::apply_op(t, i, op.verb, obj, undo, hint),
+                        None => Err(NftError::not_found("table", &key.1)),
+                    }
+                }
+            };
+            if let Err(e) = r {
+                while let Some(u) = undo.pop() {
+                    self.undo(key, tx, u);
+                }
+                a.failed = Some(NftError::Operation {
                     index: i,
                     source: Box::new(e),
                 });
+                return;
             }
         }
-        Ok(())
+        a.applied = tx.operations.len();
     }
 
     fn undo(&mut self, key: &(Family, String), tx: &Transaction, u: Undo) {
@@ -405,16 +511,15 @@ impl State {
         }
     }
 
-    fn apply_op(
+    /// An operation on the table itself.
+    fn apply_table_op(
         &mut self,
         key: &(Family, String),
-        i: usize,
         verb: Verb,
-        obj: &Object,
+        t: &Table,
         undo: &mut Vec<Undo>,
-        hint: &mut SizeHint<'_>,
     ) -> Result<(), NftError> {
-        if let Object::Table(t) = obj {
+        {
             let exists = self.tables.contains_key(key);
             match verb {
                 Verb::Add | Verb::Create => {
@@ -440,12 +545,19 @@ impl State {
                 },
                 v => return Err(NftError::unsupported(v, "table")),
             }
-            return Ok(());
         }
-        let table = self
-            .tables
-            .get_mut(key)
-            .ok_or_else(|| NftError::not_found("table", &key.1))?;
+        Ok(())
+    }
+
+    /// An operation on an object of `table` (`i`: its index in the transaction).
+    fn apply_op(
+        table: &mut TableState,
+        i: usize,
+        verb: Verb,
+        obj: &Object,
+        undo: &mut Vec<Undo>,
+        hint: &mut SizeHint<'_>,
+    ) -> Result<(), NftError> {
         match obj {
             Object::Table(_) => {}
             Object::Chain(c) => match verb {
