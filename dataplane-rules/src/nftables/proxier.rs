@@ -19,6 +19,7 @@ use super::object::{
 use super::state::{Applying, State};
 use super::text::Text;
 use super::transaction::Transaction;
+use compact_str::CompactString;
 use indexmap::IndexMap;
 use smallvec::SmallVec;
 use std::collections::hash_map::Entry as MapEntry;
@@ -156,7 +157,8 @@ pub struct NftProxier {
     stores: Vec<HashMap<SharedStr, Entry, KeyedState>>,
     /// The names of [`CONTAINERS`], shared by every element written.
     containers: [SharedStr; CONTAINERS.len()],
-    services: HashMap<String, ServiceRecord, KeyedState>,
+    /// By `namespace/name` (inline up to 24 bytes: most names need no allocation).
+    services: HashMap<CompactString, ServiceRecord, KeyedState>,
     stale_chains: BTreeMap<String, bool>,
     flushed: bool,
     need_full_sync: bool,
@@ -445,7 +447,7 @@ impl NftProxier {
             }
             state.apply_more(applying, tx);
             let svc = &ports[order[at]];
-            let mut key = String::with_capacity(svc.namespace.len() + svc.name.len() + 1);
+            let mut key = CompactString::with_capacity(svc.namespace.len() + svc.name.len() + 1);
             key.push_str(&svc.namespace);
             key.push('/');
             key.push_str(&svc.name);
@@ -550,7 +552,7 @@ impl NftProxier {
             }
             new_chains.extend(rec.chains.iter().cloned());
             new_sets.extend(rec.affinity_sets.iter().cloned());
-            self.services.insert(u.service.to_owned(), rec);
+            self.services.insert(CompactString::from(u.service), rec);
         }
         let table = self.state.table(self.config.family, TABLE);
         for c in &candidates {

@@ -173,18 +173,74 @@ fn may_reference(rule: &str) -> bool {
     false
 }
 
-/// How to undo one applied operation.
-#[derive(Debug)]
-/// (Small: one is recorded for almost every operation.)
+/// How to undo one applied operation (the index of the operation, and whether what it
+/// replaced or removed was saved; one is recorded for almost every operation, so it is
+/// small and has nothing to drop).
+#[derive(Debug, Clone, Copy)]
 enum Undo {
-    Table(Option<Box<TableState>>),
-    Chain(usize, Option<Box<ChainState>>),
-    Rules(usize, Vec<Rule>),
+    Table(bool),
+    Chain(usize, bool),
+    /// (the chain's rules are saved)
+    Rules(usize),
     PopRule(usize),
-    Set(usize, Option<Box<SetState>>),
-    Elements(usize, Box<NameMap<Element>>),
-    Element(usize, Option<Box<Element>>),
-    Counter(usize, Option<Box<Counter>>),
+    Set(usize, bool),
+    /// (the set's elements are saved)
+    Elements(usize),
+    Element(usize, bool),
+    Counter(usize, bool),
+}
+
+impl Undo {
+    fn saved(self) -> bool {
+        match self {
+            Undo::Rules(_) | Undo::Elements(_) => true,
+            Undo::Table(s)
+            | Undo::Chain(_, s)
+            | Undo::Set(_, s)
+            | Undo::Element(_, s)
+            | Undo::Counter(_, s) => s,
+            Undo::PopRule(_) => false,
+        }
+    }
+}
+
+/// What an operation replaced or removed, to put back when undoing it.
+#[derive(Debug)]
+enum Saved {
+    Table(Box<TableState>),
+    Chain(ChainState),
+    Rules(Vec<Rule>),
+    Set(Box<SetState>),
+    Elements(NameMap<Element>),
+    Element(Element),
+    Counter(Counter),
+}
+
+/// The undo record of a transaction: one [`Undo`] per applied operation that changed
+/// something, and, in the same order, what the ones marked saved replaced.
+#[derive(Debug, Default)]
+struct Undos {
+    log: Vec<Undo>,
+    saved: Vec<Saved>,
+}
+
+impl Undos {
+    fn push(&mut self, u: Undo) {
+        self.log.push(u);
+    }
+
+    /// Records `u`, which replaced or removed `s`.
+    fn save(&mut self, u: Undo, s: Saved) {
+        self.log.push(u);
+        self.saved.push(s);
+    }
+
+    /// The last record, with what it saved.
+    fn pop(&mut self) -> Option<(Undo, Option<Saved>)> {
+        let u = self.log.pop()?;
+        let s = if u.saved() { self.saved.pop() } else { None };
+        Some((u, s))
+    }
 }
 
 /// How many objects a large transaction adds, to size the maps once.
@@ -254,7 +310,7 @@ impl<'a> SizeHint<'a> {
 #[derive(Debug)]
 pub(crate) struct Applying {
     key: (Family, String),
-    undo: Vec<Undo>,
+    undo: Undos,
     applied: usize,
     failed: Option<NftError>,
 }
@@ -264,7 +320,10 @@ impl Applying {
     pub(crate) fn new(tx: &Transaction) -> Self {
         Applying {
             key: (tx.family, tx.table.clone()),
-            undo: Vec::with_capacity(tx.operations.capacity()),
+            undo: Undos {
+                log: Vec::with_capacity(tx.operations.capacity()),
+                saved: Vec::new(),
+            },
             applied: 0,
             failed: None,
         }
@@ -344,8 +403,8 @@ impl State {
             ..
         } = a;
         if !keep {
-            while let Some(u) = undo.pop() {
-                self.undo(&key, tx, u);
+            while let Some((u, saved)) = undo.pop() {
+                self.undo(&key, tx, u, saved);
             }
         }
         match failed {
@@ -400,8 +459,8 @@ impl State {
                 }
             };
             if let Err(e) = r {
-                while let Some(u) = undo.pop() {
-                    self.undo(key, tx, u);
+                while let Some((u, saved)) = undo.pop() {
+                    self.undo(key, tx, u, saved);
                 }
                 a.failed = Some(NftError::Operation {
                     index: i,
@@ -413,13 +472,13 @@ impl State {
         a.applied = tx.operations.len();
     }
 
-    fn undo(&mut self, key: &(Family, String), tx: &Transaction, u: Undo) {
-        if let Undo::Table(t) = u {
-            match t {
-                Some(t) => {
+    fn undo(&mut self, key: &(Family, String), tx: &Transaction, u: Undo, saved: Option<Saved>) {
+        if let Undo::Table(_) = u {
+            match saved {
+                Some(Saved::Table(t)) => {
                     self.tables.insert(key.clone(), *t);
                 }
-                None => {
+                _ => {
                     self.tables.remove(key);
                 }
             }
@@ -429,20 +488,21 @@ impl State {
         let op = |i: usize| &tx.operations[i];
         match u {
             Undo::Table(_) => {}
-            Undo::Chain(i, old) => {
+            Undo::Chain(i, _) => {
                 let Object::Chain(c) = &op(i).object else { return };
-                match old {
-                    Some(old) => {
-                        t.chains.insert(c.name.clone(), *old);
+                match saved {
+                    Some(Saved::Chain(old)) => {
+                        t.chains.insert(c.name.clone(), old);
                     }
-                    None => {
+                    _ => {
                         t.chains.remove(&c.name);
                     }
                 }
             }
-            Undo::Rules(i, rules) => {
+            Undo::Rules(i) => {
                 if let Object::Chain(c) = &op(i).object
                     && let Some(cs) = t.chains.get_mut(&c.name)
+                    && let Some(Saved::Rules(rules)) = saved
                 {
                     cs.rules = rules;
                 }
@@ -459,51 +519,53 @@ impl State {
                     }
                 }
             }
-            Undo::Set(i, old) => {
+            Undo::Set(i, _) => {
                 let (m, s) = match &op(i).object {
                     Object::Set(s) => (&mut t.sets, s),
                     Object::Map(s) => (&mut t.maps, s),
                     _ => return,
                 };
-                match old {
-                    Some(old) => {
+                match saved {
+                    Some(Saved::Set(old)) => {
                         m.insert(SharedStr::from(&s.name), *old);
                     }
-                    None => {
+                    _ => {
                         m.remove(s.name.as_str());
                     }
                 }
             }
-            Undo::Elements(i, elements) => {
+            Undo::Elements(i) => {
                 let (kind, s) = match &op(i).object {
                     Object::Set(s) => (ContainerKind::Set, s),
                     Object::Map(s) => (ContainerKind::Map, s),
                     _ => return,
                 };
-                if let Ok(c) = t.container(kind, &s.name) {
-                    c.elements = *elements;
+                if let Ok(c) = t.container(kind, &s.name)
+                    && let Some(Saved::Elements(elements)) = saved
+                {
+                    c.elements = elements;
                 }
             }
-            Undo::Element(i, old) => {
+            Undo::Element(i, _) => {
                 let Object::Element(e) = &op(i).object else { return };
                 if let Ok(c) = t.container(e.kind, &e.container) {
-                    match old {
-                        Some(old) => {
-                            c.elements.insert(e.key.clone(), *old);
+                    match saved {
+                        Some(Saved::Element(old)) => {
+                            c.elements.insert(e.key.clone(), old);
                         }
-                        None => {
+                        _ => {
                             c.elements.remove(&e.key);
                         }
                     }
                 }
             }
-            Undo::Counter(i, old) => {
+            Undo::Counter(i, _) => {
                 let Object::Counter(c) = &op(i).object else { return };
-                match old {
-                    Some(old) => {
-                        t.counters.insert(SharedStr::from(&c.name), *old);
+                match saved {
+                    Some(Saved::Counter(old)) => {
+                        t.counters.insert(SharedStr::from(&c.name), old);
                     }
-                    None => {
+                    _ => {
                         t.counters.remove(c.name.as_str());
                     }
                 }
@@ -517,7 +579,7 @@ impl State {
         key: &(Family, String),
         verb: Verb,
         t: &Table,
-        undo: &mut Vec<Undo>,
+        undo: &mut Undos,
     ) -> Result<(), NftError> {
         {
             let exists = self.tables.contains_key(key);
@@ -528,7 +590,7 @@ impl State {
                     }
                     if !exists {
                         self.tables.insert(key.clone(), TableState::new(t.clone()));
-                        undo.push(Undo::Table(None));
+                        undo.push(Undo::Table(false));
                     }
                 }
                 Verb::Flush => {
@@ -536,10 +598,10 @@ impl State {
                         self.tables.remove(key);
                         return Err(NftError::not_found("table", &key.1));
                     };
-                    undo.push(Undo::Table(Some(Box::new(old))));
+                    undo.save(Undo::Table(true), Saved::Table(Box::new(old)));
                 }
                 Verb::Delete | Verb::Destroy => match self.tables.remove(key) {
-                    Some(old) => undo.push(Undo::Table(Some(Box::new(old)))),
+                    Some(old) => undo.save(Undo::Table(true), Saved::Table(Box::new(old))),
                     None if verb == Verb::Delete => return Err(NftError::not_found("table", &key.1)),
                     None => {}
                 },
@@ -555,7 +617,7 @@ impl State {
         i: usize,
         verb: Verb,
         obj: &Object,
-        undo: &mut Vec<Undo>,
+        undo: &mut Undos,
         hint: &mut SizeHint<'_>,
     ) -> Result<(), NftError> {
         match obj {
@@ -576,20 +638,20 @@ impl State {
                                 chain: c.clone(),
                                 rules: Vec::new(),
                             });
-                            undo.push(Undo::Chain(i, None));
+                            undo.push(Undo::Chain(i, false));
                         }
                     }
                 }
                 Verb::Flush => match table.chains.get_mut(&c.name) {
                     Some(cs) => {
                         if !cs.rules.is_empty() {
-                            undo.push(Undo::Rules(i, std::mem::take(&mut cs.rules)));
+                            undo.save(Undo::Rules(i), Saved::Rules(std::mem::take(&mut cs.rules)));
                         }
                     }
                     None => return Err(NftError::not_found("chain", &c.name)),
                 },
                 Verb::Delete | Verb::Destroy => match table.chains.remove(&c.name) {
-                    Some(old) => undo.push(Undo::Chain(i, Some(Box::new(old)))),
+                    Some(old) => undo.save(Undo::Chain(i, true), Saved::Chain(old)),
                     None if verb == Verb::Delete => return Err(NftError::not_found("chain", &c.name)),
                     None => {}
                 },
@@ -643,19 +705,22 @@ impl State {
                                     elements: NameMap::default(),
                                 },
                             );
-                            undo.push(Undo::Set(i, None));
+                            undo.push(Undo::Set(i, false));
                         }
                     }
                     Verb::Flush => match m.get_mut(s.name.as_str()) {
                         Some(ss) => {
                             if !ss.elements.is_empty() {
-                                undo.push(Undo::Elements(i, Box::new(std::mem::take(&mut ss.elements))));
+                                undo.save(
+                                    Undo::Elements(i),
+                                    Saved::Elements(std::mem::take(&mut ss.elements)),
+                                );
                             }
                         }
                         None => return Err(NftError::not_found(what, &s.name)),
                     },
                     Verb::Delete | Verb::Destroy => match m.remove(s.name.as_str()) {
-                        Some(old) => undo.push(Undo::Set(i, Some(Box::new(old)))),
+                        Some(old) => undo.save(Undo::Set(i, true), Saved::Set(Box::new(old))),
                         None if verb == Verb::Delete => return Err(NftError::not_found(what, &s.name)),
                         None => {}
                     },
@@ -681,10 +746,13 @@ impl State {
                             return Err(NftError::exists("element", &e.key));
                         }
                         let old = c.elements.insert(e.key.clone(), e.clone());
-                        undo.push(Undo::Element(i, old.map(Box::new)));
+                        match old {
+                            Some(old) => undo.save(Undo::Element(i, true), Saved::Element(old)),
+                            None => undo.push(Undo::Element(i, false)),
+                        }
                     }
                     Verb::Delete | Verb::Destroy => match c.elements.remove(&e.key) {
-                        Some(old) => undo.push(Undo::Element(i, Some(Box::new(old)))),
+                        Some(old) => undo.save(Undo::Element(i, true), Saved::Element(old)),
                         None if verb == Verb::Delete => return Err(NftError::not_found("element", &e.key)),
                         None => {}
                     },
@@ -699,7 +767,7 @@ impl State {
                         }
                     } else {
                         table.counters.insert(SharedStr::from(&c.name), c.clone());
-                        undo.push(Undo::Counter(i, None));
+                        undo.push(Undo::Counter(i, false));
                     }
                 }
                 Verb::Reset => {
@@ -708,7 +776,7 @@ impl State {
                     }
                 }
                 Verb::Delete | Verb::Destroy => match table.counters.remove(c.name.as_str()) {
-                    Some(old) => undo.push(Undo::Counter(i, Some(Box::new(old)))),
+                    Some(old) => undo.save(Undo::Counter(i, true), Saved::Counter(old)),
                     None if verb == Verb::Delete => return Err(NftError::not_found("counter", &c.name)),
                     None => {}
                 },
@@ -844,6 +912,84 @@ mod tests {
 
     fn tx() -> Transaction {
         Transaction::new(Family::Ip, "kube-proxy")
+    }
+
+    #[test]
+    fn a_failure_undoes_every_kind_of_change() {
+        let mut st = State::new();
+        let mut t = tx();
+        t.add_table(Some("c"));
+        for c in ["a", "b", "gone"] {
+            t.add_chain(c);
+        }
+        t.add_rule("a", "goto b", None);
+        t.add_rule("a", "counter", None);
+        for (name, kind) in [("s", ContainerKind::Set), ("m", ContainerKind::Map)] {
+            let set = Set {
+                name: name.into(),
+                set_type: "ipv4_addr".into(),
+                flags: vec![],
+                timeout: None,
+                comment: None,
+            };
+            match kind {
+                ContainerKind::Set => t.add_set(set),
+                ContainerKind::Map => t.add_map(set),
+            }
+        }
+        t.add_element(ContainerKind::Set, "s", "10.0.0.1".into(), None, None);
+        t.add_element(
+            ContainerKind::Map,
+            "m",
+            "10.0.0.1".into(),
+            Some("goto b".into()),
+            None,
+        );
+        t.add_counter("n");
+        st.apply(&t).unwrap();
+        let before = st.clone();
+        let mut bad = tx();
+        bad.add_element(
+            ContainerKind::Map,
+            "m",
+            "10.0.0.1".into(),
+            Some("goto a".into()),
+            None,
+        );
+        bad.add_element(ContainerKind::Set, "s", "10.0.0.2".into(), None, None);
+        bad.flush_chain("a");
+        bad.add_rule("a", "drop", None);
+        bad.delete_chain("gone");
+        bad.flush(Object::Set(Set::named("s")));
+        bad.delete(Object::Map(Set::named("m")));
+        bad.delete(Object::Counter(Counter {
+            name: "n".into(),
+            comment: None,
+        }));
+        bad.add_chain("new");
+        bad.add_counter("new");
+        bad.delete_chain("missing");
+        assert!(matches!(
+            st.apply(&bad),
+            Err(NftError::Operation { index: 10, .. })
+        ));
+        assert_eq!(st, before);
+        // the table itself: deleted, then a failure
+        let mut bad = tx();
+        bad.delete(Object::Table(Table { comment: None }));
+        bad.add_chain("x");
+        assert!(st.apply(&bad).is_err());
+        assert_eq!(st, before);
+        // applied in pieces, then given up
+        let mut t = tx();
+        t.add_chain("c");
+        let mut a = Applying::new(&t);
+        st.apply_more(&mut a, &t);
+        t.add_rule("c", "drop", None);
+        st.apply_more(&mut a, &t);
+        assert_ne!(st, before);
+        st.finish(a, &t, false).unwrap();
+        assert_eq!(st, before);
     }
 
     #[test]
