@@ -669,6 +669,8 @@ impl State {
                         .get_mut(&r.chain)
                         .ok_or_else(|| NftError::not_found("chain", &r.chain))?
                         .rules;
+                    // most chains (a Service's) hold one rule: room for one, not four
+                    rules.reserve_exact(usize::from(rules.is_empty()));
                     if verb == Verb::Add {
                         rules.push(r.clone());
                     } else {
