@@ -484,7 +484,7 @@ impl NftProxier {
             );
             for s in existing_affinity {
                 if !active_sets.contains(s.as_str()) {
-                    tx.delete(Object::Set(Set::named(s.as_str())));
+                    tx.delete(Object::Set(Box::new(Set::named(s.as_str()))));
                 }
             }
         }
@@ -572,7 +572,7 @@ impl NftProxier {
         for s in &old_sets {
             let exists = table.is_some_and(|t| t.sets.contains_key(s.as_str()));
             if exists && !new_sets.contains(s) {
-                tx.delete(Object::Set(Set::named(s.as_str())));
+                tx.delete(Object::Set(Box::new(Set::named(s.as_str()))));
             }
         }
         old_keys.sort();
@@ -745,9 +745,9 @@ impl NftProxier {
             "IPs that accept NodePort traffic",
         ));
         match &cfg.nodeport_ips {
-            None => tx.delete(Object::Set(Set::named("nodeport-ips"))),
+            None => tx.delete(Object::Set(Box::new(Set::named("nodeport-ips")))),
             Some(ips) => {
-                tx.flush(Object::Set(Set::named("nodeport-ips")));
+                tx.flush(Object::Set(Box::new(Set::named("nodeport-ips"))));
                 for ip in ips {
                     if ip.is_loopback() {
                         continue;
@@ -821,7 +821,9 @@ impl NftProxier {
                 None,
             );
         } else {
-            tx.delete(Object::Map(Set::named("localhost-nodeport-reject-ports")));
+            tx.delete(Object::Map(Box::new(Set::named(
+                "localhost-nodeport-reject-ports",
+            ))));
         }
         for p in ALL_PROTOCOLS {
             if rejected.contains(&p) {

@@ -703,7 +703,7 @@ impl State {
                             m.insert(
                                 SharedStr::from(&s.name),
                                 SetState {
-                                    set: s.clone(),
+                                    set: Set::clone(s),
                                     elements: NameMap::default(),
                                 },
                             );
@@ -814,10 +814,10 @@ impl State {
             tx.add(Object::Chain(c.chain.clone()));
         }
         for s in &sorted.sets {
-            tx.add(Object::Set(s.set.clone()));
+            tx.add(Object::Set(Box::new(s.set.clone())));
         }
         for s in &sorted.maps {
-            tx.add(Object::Map(s.set.clone()));
+            tx.add(Object::Map(Box::new(s.set.clone())));
         }
         for c in &sorted.counters {
             tx.add(Object::Counter((*c).clone()));
@@ -962,8 +962,8 @@ mod tests {
         bad.flush_chain("a");
         bad.add_rule("a", "drop", None);
         bad.delete_chain("gone");
-        bad.flush(Object::Set(Set::named("s")));
-        bad.delete(Object::Map(Set::named("m")));
+        bad.flush(Object::Set(Box::new(Set::named("s"))));
+        bad.delete(Object::Map(Box::new(Set::named("m"))));
         bad.delete(Object::Counter(Counter {
             name: "n".into(),
             comment: None,
