@@ -8,6 +8,9 @@
 //! perf stat -e instructions:u,task-clock target/release/examples/nftables_cost full 5
 //! perf stat -e instructions:u,task-clock target/release/examples/nftables_cost partial 20000
 //! ```
+//! (`text` prints the full sync's text, two partial syncs' and the rule set, to compare
+//! builds; `time N` prints the minimum and median wall clock of N full syncs with their
+//! text, the drop outside, as the bench times them.)
 //! `full` is a fresh proxier's full sync of 10,000 ClusterIP Services × 10 endpoints plus
 //! its `nft -f` text (the bench's `full/10000svc-10ep`); `partial` is one full sync, then
 //! one-endpoint partial syncs and their text (the bench's `partial/10000svc-10ep`); `setup`
@@ -29,13 +32,18 @@ fn main() {
         "setup" => {
             black_box(&ports);
         }
-        "full" => {
+        "full" | "full-drop" => {
             for _ in 0..n {
                 let mut p = NftProxier::new(config());
                 let out = p.sync_full(black_box(&ports)).unwrap();
                 black_box(out.main.render().len());
-                // dropping is outside the bench's timed part
-                std::mem::forget((p, out));
+                // dropping is outside the bench's timed part (`full-drop` drops, as the
+                // bench does between iterations)
+                if mode == "full-drop" {
+                    drop((p, out));
+                } else {
+                    std::mem::forget((p, out));
+                }
             }
         }
         "partial" => {
@@ -53,8 +61,44 @@ fn main() {
                 black_box(out.main.render().len());
             }
         }
+        "time" => {
+            // wall clock of the bench's timed part (sync and text; the drop outside), per
+            // iteration: minimum and median, less sensitive to other load than a mean
+            let mut times: Vec<f64> = (0..n.max(1))
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    let mut p = NftProxier::new(config());
+                    let out = p.sync_full(black_box(&ports)).unwrap();
+                    black_box(out.main.render().len());
+                    let t = start.elapsed().as_secs_f64() * 1e3;
+                    drop((p, out));
+                    t
+                })
+                .collect();
+            times.sort_by(f64::total_cmp);
+            println!("min {:.2} ms  median {:.2} ms", times[0], times[times.len() / 2]);
+        }
+        "text" => {
+            // the full sync's `nft -f` text, then the one-endpoint partial sync's, then the
+            // rule set: for checking that a change leaves the output as it was
+            let mut p = NftProxier::new(config());
+            let out = p.sync_full(&ports).unwrap();
+            print!("{}", out.main.render());
+            let versions = [vec![port(0, true)], vec![port(0, false)]];
+            let svc = format!("{}/{}", ports[0].namespace, ports[0].name);
+            for v in &versions {
+                let out = p
+                    .sync_partial(&[ServiceUpdate {
+                        service: &svc,
+                        ports: v,
+                    }])
+                    .unwrap();
+                print!("{}", out.main.render());
+            }
+            print!("{}", p.state().dump());
+        }
         other => {
-            eprintln!("unknown mode {other:?}: full, partial or setup");
+            eprintln!("unknown mode {other:?}: full, full-drop, partial, setup, time or text");
             std::process::exit(2);
         }
     }

@@ -37,6 +37,23 @@ fn name_char_ok(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/')
 }
 
+/// [`name_char_ok`] of every byte (a byte of a multi-byte character is never ok).
+const NAME_BYTE_OK: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.' | b'/');
+        b += 1;
+    }
+    t
+};
+
+/// Whether every character of `s` may stand in an unquoted nft identifier.
+fn name_ok(s: &str) -> bool {
+    s.bytes().all(|b| NAME_BYTE_OK[usize::from(b)])
+}
+
 impl Limits {
     /// Checks names a Service's port would create: length, and only characters an
     /// unquoted nft identifier may hold.
@@ -56,7 +73,7 @@ impl Limits {
         prefixes: &[&str],
         base: &str,
     ) -> Result<(), NftError> {
-        let chars_ok = base.bytes().all(|b| name_char_ok(char::from(b)));
+        let chars_ok = name_ok(base);
         for p in prefixes {
             if p.len() + base.len() > self.max_name || !chars_ok {
                 self.check_name(service, p, base)?;
@@ -77,7 +94,7 @@ impl Limits {
                 max: self.max_name,
             });
         }
-        if !base.bytes().all(|b| name_char_ok(char::from(b)))
+        if !name_ok(base)
             && let Some(c) = prefix.chars().chain(base.chars()).find(|c| !name_char_ok(*c))
         {
             return Err(NftError::Limit {

@@ -37,6 +37,7 @@ mod object;
 mod parse;
 mod proxier;
 mod state;
+mod text;
 mod transaction;
 
 pub use error::NftError;

@@ -36,7 +36,8 @@ pub(crate) fn hash_and_truncate(name: &str) -> String {
 pub(crate) fn push_hash_and_truncate(out: &mut String, name: &str) {
     let start = out.len();
     // Base32 letters and digits are ASCII: each byte is its own char.
-    out.extend(hash8(name).map(char::from));
+    let h = hash8(name);
+    out.push_str(std::str::from_utf8(&h).unwrap_or("????????"));
     out.push('-');
     out.push_str(name);
     if out.len() - start > NAME_BASE_LENGTH_MAX {

@@ -377,10 +377,10 @@ pub enum Object {
     Chain(Chain),
     /// A rule.
     Rule(Rule),
-    /// A set.
-    Set(Set),
-    /// A map.
-    Map(Set),
+    /// A set (boxed: sets are few, and an operation is as large as its largest object).
+    Set(Box<Set>),
+    /// A map (boxed, as a set).
+    Map(Box<Set>),
     /// An element of a set or map.
     Element(Element),
     /// A named counter.
@@ -732,7 +732,7 @@ mod tests {
             comment: None,
         };
         assert_eq!(
-            line(Verb::Add, Object::Set(set)),
+            line(Verb::Add, Object::Set(Box::new(set))),
             "add set ip kube-proxy affinity-X { type ipv4_addr ; flags dynamic,timeout ; timeout 10800s ; }\n"
         );
         let e = Element {

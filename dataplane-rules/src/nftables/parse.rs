@@ -295,9 +295,9 @@ fn object(
                 }
             }
             if kind == "set" {
-                Object::Set(s)
+                Object::Set(Box::new(s))
             } else {
-                Object::Map(s)
+                Object::Map(Box::new(s))
             }
         }
         "rule" => {

@@ -16,9 +16,13 @@ use super::names::{hash_and_truncate, push_hash_and_truncate, truncate_comment};
 use super::object::{
     BaseChain, Chain, ChainType, ContainerKind, Counter, Family, Hook, Object, Set, SetFlag, SharedStr, Table,
 };
-use super::state::State;
+use super::state::{Applying, State};
+use super::text::Text;
 use super::transaction::Transaction;
+use compact_str::CompactString;
 use indexmap::IndexMap;
+use smallvec::SmallVec;
+use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::net::IpAddr;
@@ -89,11 +93,12 @@ struct Entry {
     refs: u32,
 }
 
-/// What one Service wrote last: element keys, chains, affinity sets.
+/// What one Service wrote last: element keys, chains, affinity sets. (A ClusterIP Service
+/// with one port writes two keys and one chain: they are kept inline.)
 #[derive(Debug, Clone, Default)]
 struct ServiceRecord {
-    keys: Vec<(u8, SharedStr)>,
-    chains: Vec<SharedStr>,
+    keys: SmallVec<[(u8, SharedStr); 2]>,
+    chains: SmallVec<[SharedStr; 1]>,
     affinity_sets: Vec<String>,
 }
 
@@ -152,7 +157,8 @@ pub struct NftProxier {
     stores: Vec<HashMap<SharedStr, Entry, KeyedState>>,
     /// The names of [`CONTAINERS`], shared by every element written.
     containers: [SharedStr; CONTAINERS.len()],
-    services: HashMap<String, ServiceRecord, KeyedState>,
+    /// By `namespace/name` (inline up to 24 bytes: most names need no allocation).
+    services: HashMap<CompactString, ServiceRecord, KeyedState>,
     stale_chains: BTreeMap<String, bool>,
     flushed: bool,
     need_full_sync: bool,
@@ -341,36 +347,112 @@ impl NftProxier {
         existing_affinity.sort_unstable();
         self.services.clear();
         self.services.reserve(ports.len());
+        // From here on the transaction is applied as it is written (each Service's
+        // operations while they are still in the cache), and undone if anything fails:
+        // as if it had been checked and applied at the end.
+        let mut state = std::mem::take(&mut self.state);
+        let mut applying = Applying::new(&tx);
+        state.apply_more(&mut applying, &tx);
+        // most Services write a chain and one element into each of these
+        state.reserve(
+            self.config.family,
+            TABLE,
+            ports.len(),
+            &[
+                (CONTAINERS[CLUSTER_IPS].0, CONTAINERS[CLUSTER_IPS].1, ports.len()),
+                (CONTAINERS[SERVICE_IPS].0, CONTAINERS[SERVICE_IPS].1, ports.len()),
+            ],
+        );
+        let written = self.write_full(
+            &mut tx,
+            ports,
+            &existing_chains,
+            &existing_affinity,
+            &mut state,
+            &mut applying,
+        );
+        let checked = written
+            .and_then(|()| self.check_counts())
+            .and_then(|()| self.limits.check_transaction(&tx));
+        if let Err(e) = checked {
+            let _ = state.finish(applying, &tx, false);
+            self.state = state;
+            return Err(e);
+        }
+        state.apply_more(&mut applying, &tx);
+        let applied = state.finish(applying, &tx, true);
+        self.state = state;
+        if let Err(e) = applied {
+            self.stale_chains.clear();
+            self.need_full_sync = true;
+            return Err(e);
+        }
+        self.need_full_sync = false;
+        Ok(SyncOutput {
+            full: true,
+            stale_deletion,
+            main: tx,
+        })
+    }
+
+    /// The Services and the cleanup of a full sync, applied to `state` as they are
+    /// written (see [`NftProxier::full_inner`]).
+    fn write_full(
+        &mut self,
+        tx: &mut Transaction,
+        ports: &[NftServicePort],
+        existing_chains: &[SharedStr],
+        existing_affinity: &[SharedStr],
+        state: &mut State,
+        applying: &mut Applying,
+    ) -> Result<(), NftError> {
         // ports grouped by Service, Services in order of first appearance; a Service's
-        // ports usually come one after another
-        let mut first: HashMap<(&str, &str), usize, KeyedState> =
+        // ports usually come one after another: then each run of ports is a group
+        let mut first: HashMap<(&str, &str), u32, KeyedState> =
             HashMap::with_capacity_and_hasher(ports.len(), self.hash);
-        let mut groups: Vec<Vec<&NftServicePort>> = Vec::with_capacity(ports.len());
-        let mut last: Option<(&str, &str, usize)> = None;
+        // the group of each port, and whether every group is one run
+        let mut group_of: Vec<u32> = Vec::with_capacity(ports.len());
+        let mut runs = true;
+        let mut last: Option<(&str, &str, u32)> = None;
         for p in ports {
             let id = (p.namespace.as_str(), p.name.as_str());
             let g = match last {
                 Some((ns, n, g)) if (ns, n) == id => g,
-                _ => *first.entry(id).or_insert_with(|| {
-                    groups.push(Vec::with_capacity(1));
-                    groups.len() - 1
-                }),
+                _ => {
+                    let next = first.len() as u32;
+                    let g = *first.entry(id).or_insert(next);
+                    runs &= g == next;
+                    g
+                }
             };
             last = Some((id.0, id.1, g));
-            groups[g].push(p);
+            group_of.push(g);
         }
         drop(first);
-        for ports in &groups {
-            let mut rec = ServiceRecord::default();
-            for p in ports {
-                self.write_port(&mut tx, p, &mut rec)?;
+        let mut order: Vec<usize> = (0..ports.len()).collect();
+        if !runs {
+            // (stable: a Service's ports keep their order)
+            order.sort_by_key(|&i| group_of[i]);
+        }
+        let mut at = 0;
+        while at < order.len() {
+            let g = group_of[order[at]];
+            let mut end = at + 1;
+            while end < order.len() && group_of[order[end]] == g {
+                end += 1;
             }
-            let svc = ports[0];
-            let mut key = String::with_capacity(svc.namespace.len() + svc.name.len() + 1);
+            let mut rec = ServiceRecord::default();
+            for &i in &order[at..end] {
+                self.write_port(tx, &ports[i], &mut rec)?;
+            }
+            state.apply_more(applying, tx);
+            let svc = &ports[order[at]];
+            let mut key = CompactString::with_capacity(svc.namespace.len() + svc.name.len() + 1);
             key.push_str(&svc.namespace);
             key.push('/');
             key.push_str(&svc.name);
             self.services.insert(key, rec);
+            at = end;
         }
         if !existing_chains.is_empty() {
             let mut active: HashSet<&str, KeyedState> = HashSet::with_hasher(self.hash);
@@ -380,7 +462,7 @@ impl NftProxier {
                     .flat_map(|r| r.chains.iter().map(SharedStr::as_str)),
             );
             let mut newly_stale = Vec::new();
-            for c in &existing_chains {
+            for c in existing_chains {
                 if active.contains(c.as_str()) {
                     self.stale_chains.remove(c.as_str());
                 } else {
@@ -400,9 +482,9 @@ impl NftProxier {
                     .values()
                     .flat_map(|r| r.affinity_sets.iter().map(String::as_str)),
             );
-            for s in &existing_affinity {
+            for s in existing_affinity {
                 if !active_sets.contains(s.as_str()) {
-                    tx.delete(Object::Set(Set::named(s.as_str())));
+                    tx.delete(Object::Set(Box::new(Set::named(s.as_str()))));
                 }
             }
         }
@@ -421,8 +503,7 @@ impl NftProxier {
                 tx.delete_element(*kind, &self.containers[i], k);
             }
         }
-        self.check_counts()?;
-        self.run_main(tx, stale_deletion, true)
+        Ok(())
     }
 
     /// A partial sync: only the given Services changed (each with all its current
@@ -471,7 +552,7 @@ impl NftProxier {
             }
             new_chains.extend(rec.chains.iter().cloned());
             new_sets.extend(rec.affinity_sets.iter().cloned());
-            self.services.insert(u.service.to_owned(), rec);
+            self.services.insert(CompactString::from(u.service), rec);
         }
         let table = self.state.table(self.config.family, TABLE);
         for c in &candidates {
@@ -491,7 +572,7 @@ impl NftProxier {
         for s in &old_sets {
             let exists = table.is_some_and(|t| t.sets.contains_key(s.as_str()));
             if exists && !new_sets.contains(s) {
-                tx.delete(Object::Set(Set::named(s.as_str())));
+                tx.delete(Object::Set(Box::new(Set::named(s.as_str()))));
             }
         }
         old_keys.sort();
@@ -664,9 +745,9 @@ impl NftProxier {
             "IPs that accept NodePort traffic",
         ));
         match &cfg.nodeport_ips {
-            None => tx.delete(Object::Set(Set::named("nodeport-ips"))),
+            None => tx.delete(Object::Set(Box::new(Set::named("nodeport-ips")))),
             Some(ips) => {
-                tx.flush(Object::Set(Set::named("nodeport-ips")));
+                tx.flush(Object::Set(Box::new(Set::named("nodeport-ips"))));
                 for ip in ips {
                     if ip.is_loopback() {
                         continue;
@@ -740,7 +821,9 @@ impl NftProxier {
                 None,
             );
         } else {
-            tx.delete(Object::Map(Set::named("localhost-nodeport-reject-ports")));
+            tx.delete(Object::Map(Box::new(Set::named(
+                "localhost-nodeport-reject-ports",
+            ))));
         }
         for p in ALL_PROTOCOLS {
             if rejected.contains(&p) {
@@ -834,8 +917,10 @@ impl NftProxier {
         let container = &self.containers[c];
         let held = rec.keys.iter().any(|(rc, k)| *rc as usize == c && *k == key);
         let store = &mut self.stores[c];
-        match store.get_mut(&key) {
-            Some(e) => {
+        match store.entry(key) {
+            MapEntry::Occupied(o) => {
+                let key = o.key().clone();
+                let e = o.into_mut();
                 if e.value.as_deref().unwrap_or("") != value.as_deref().unwrap_or("") {
                     e.value.clone_from(&value);
                     tx.delete_element(kind, container, key.clone());
@@ -846,14 +931,12 @@ impl NftProxier {
                     rec.keys.push((c as u8, key));
                 }
             }
-            None => {
-                store.insert(
-                    key.clone(),
-                    Entry {
-                        value: value.clone(),
-                        refs: 1,
-                    },
-                );
+            MapEntry::Vacant(v) => {
+                let key = v.key().clone();
+                v.insert(Entry {
+                    value: value.clone(),
+                    refs: 1,
+                });
                 if held {
                     tx.add_element(kind, container, key, value, comment.map(str::to_owned));
                 } else {
@@ -1282,13 +1365,7 @@ impl NftProxier {
             .str(" addr . port to numgen random mod ")
             .dec(eps.len() as u64)
             .str(" map { ");
-        for (i, ep) in eps.iter().enumerate() {
-            if i > 0 {
-                r.str(" , ");
-            }
-            r.dec(i as u64).str(" : ").ip(ep.ip).str(" . ").dec(ep.port);
-        }
-        r.str(" }");
+        r.map_entries(eps).str(" }");
         tx.add_rule(chain, r.shared(), None);
         Ok(())
     }
@@ -1333,167 +1410,6 @@ fn prefixed(prefix: &str, name: &str) -> String {
     s
 }
 
-/// Every byte in decimal: up to three digits, then how many there are.
-const OCTETS: [[u8; 4]; 256] = {
-    let mut t = [[0u8; 4]; 256];
-    let mut i = 0;
-    while i < 256 {
-        let b = i as u8;
-        t[i] = if b >= 100 {
-            [b'0' + b / 100, b'0' + (b / 10) % 10, b'0' + b % 10, 3]
-        } else if b >= 10 {
-            [b'0' + b / 10, b'0' + b % 10, 0, 2]
-        } else {
-            [b'0' + b, 0, 0, 1]
-        };
-        i += 1;
-    }
-    t
-};
-
-/// Text built as bytes (cheaper than `String::push` per character) and turned into a
-/// `String` once; only `&str`s and ASCII digits go in, so it is always UTF-8.
-#[derive(Debug, Clone, Default)]
-struct Text(Vec<u8>);
-
-impl Text {
-    fn with_capacity(n: usize) -> Self {
-        Text(Vec::with_capacity(n))
-    }
-
-    /// Empties the buffer (keeping its capacity).
-    fn clear(&mut self) -> &mut Self {
-        self.0.clear();
-        self
-    }
-
-    /// The text so far as a [`SharedStr`] (the buffer stays as it is).
-    fn shared(&self) -> SharedStr {
-        match std::str::from_utf8(&self.0) {
-            Ok(s) => SharedStr::from(s),
-            Err(_) => SharedStr::from(String::from_utf8_lossy(&self.0).into_owned()),
-        }
-    }
-
-    fn str(&mut self, s: &str) -> &mut Self {
-        self.0.extend_from_slice(s.as_bytes());
-        self
-    }
-
-    /// `n` in decimal.
-    fn dec(&mut self, n: impl Into<u64>) -> &mut Self {
-        let n: u64 = n.into();
-        if n < 256 {
-            return self.byte_dec(n as u8);
-        }
-        let mut buf = [0u8; 20];
-        let mut i = buf.len();
-        let mut n = n;
-        while n > 0 {
-            i -= 1;
-            buf[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-        }
-        self.0.extend_from_slice(&buf[i..]);
-        self
-    }
-
-    /// A byte in decimal.
-    fn byte_dec(&mut self, b: u8) -> &mut Self {
-        if b >= 100 {
-            self.0.push(b'0' + b / 100);
-            self.0.push(b'0' + (b / 10) % 10);
-        } else if b >= 10 {
-            self.0.push(b'0' + b / 10);
-        }
-        self.0.push(b'0' + b % 10);
-        self
-    }
-
-    /// An address as `Display` prints it.
-    fn ip(&mut self, ip: IpAddr) -> &mut Self {
-        match ip {
-            IpAddr::V4(v4) => {
-                // into a stack buffer: three digits copied per byte, the length advanced
-                // by how many there are
-                let mut buf = [0u8; 16];
-                let mut n = 0;
-                for (k, o) in v4.octets().into_iter().enumerate() {
-                    if k > 0 {
-                        buf[n] = b'.';
-                        n += 1;
-                    }
-                    let t = &OCTETS[usize::from(o)];
-                    buf[n..n + 3].copy_from_slice(&t[..3]);
-                    n += usize::from(t[3]);
-                }
-                self.0.extend_from_slice(&buf[..n]);
-            }
-            IpAddr::V6(v6) => {
-                let _ = std::io::Write::write_fmt(&mut self.0, format_args!("{v6}"));
-            }
-        }
-        self
-    }
-
-    /// `ip:port` as `SocketAddr`'s `Display` prints it (`[v6]:port`).
-    fn socket(&mut self, ip: IpAddr, port: u16) -> &mut Self {
-        if ip.is_ipv6() {
-            self.0.push(b'[');
-            self.ip(ip);
-            self.0.push(b']');
-        } else {
-            self.ip(ip);
-        }
-        self.0.push(b':');
-        self.dec(port)
-    }
-
-    #[cfg(test)]
-    fn finish(self) -> String {
-        String::from_utf8(self.0).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-    }
-}
-
 fn service_key(p: &NftServicePort) -> String {
     format!("{}/{}", p.namespace, p.name)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn writes_numbers_and_addresses_as_display_does() {
-        for ip in [
-            "0.0.0.0",
-            "10.128.0.1",
-            "9.99.100.255",
-            "255.255.255.255",
-            "fd00::1",
-            "::ffff:1.2.3.4",
-        ] {
-            let ip: IpAddr = ip.parse().unwrap();
-            let mut t = Text::with_capacity(0);
-            t.ip(ip);
-            assert_eq!(t.finish(), ip.to_string());
-            let mut t = Text::with_capacity(0);
-            t.socket(ip, 8080);
-            assert_eq!(t.finish(), std::net::SocketAddr::new(ip, 8080).to_string());
-        }
-        for n in [0u64, 7, 10, 80, 99, 100, 255, 256, 65535, u64::MAX] {
-            let mut t = Text::with_capacity(0);
-            t.dec(n);
-            assert_eq!(t.finish(), n.to_string());
-        }
-        for b in 0..=255u8 {
-            let mut t = Text::with_capacity(0);
-            t.byte_dec(b).str("x");
-            assert_eq!(t.finish(), format!("{b}x"));
-            let ip = IpAddr::from([b, 0, 255 - b, b / 3]);
-            let mut t = Text::with_capacity(0);
-            t.ip(ip).str("x");
-            assert_eq!(t.finish(), format!("{ip}x"));
-        }
-    }
 }

@@ -15,6 +15,7 @@ use super::object::{
 };
 use super::transaction::Transaction;
 use serde::{Deserialize, Serialize, Serializer};
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use svcnet_model::hash::KeyedState;
 
@@ -102,12 +103,10 @@ impl TableState {
         }
     }
 
-    /// knftables' `checkRuleRefs`: every `@set`, `vmap @map` and `goto`/`jump` target exists.
+    /// knftables' `checkRuleRefs`: every `@set`, `vmap @map` and `goto`/`jump` target exists
+    /// (called only for rules that [`may_reference`] something: the others, most of them,
+    /// skip the word scan).
     fn check_rule_refs(&self, rule: &str) -> Result<(), NftError> {
-        // most rules (the DNAT ones) reference nothing: skip the word scan
-        if !rule.contains('@') && !rule.contains("goto") && !rule.contains("jump") {
-            return Ok(());
-        }
         let mut prev = "";
         let mut words = rule.split(' ').peekable();
         while let Some(w) = words.next() {
@@ -140,36 +139,139 @@ impl TableState {
     }
 }
 
-/// How to undo one applied operation.
-#[derive(Debug)]
-/// (Small: one is recorded for almost every operation.)
+/// Whether `rule` holds `@`, `goto` or `jump` (without them it references nothing).
+/// 32 bytes at a time, written so that the compiler uses vector compares; only the bytes
+/// that are `@`, `g` or `j` are then looked at one by one.
+fn may_reference(rule: &str) -> bool {
+    let b = rule.as_bytes();
+    let at = |i: usize| match b[i] {
+        b'@' => true,
+        b'g' => b[i..].starts_with(b"goto"),
+        b'j' => b[i..].starts_with(b"jump"),
+        _ => false,
+    };
+    let (blocks, tail) = b.as_chunks::<32>();
+    // the last bytes padded with zeros (which match nothing)
+    let mut last = [0u8; 32];
+    last[..tail.len()].copy_from_slice(tail);
+    for (k, block) in blocks.iter().chain([&last]).enumerate() {
+        let mut m = [0u8; 32];
+        for (m, &c) in m.iter_mut().zip(block) {
+            *m = u8::from(c == b'@') | u8::from(c == b'g') | u8::from(c == b'j');
+        }
+        let (lo, hi) = m.split_at(16);
+        for (half, bytes) in [lo, hi].into_iter().enumerate() {
+            let mut bits = u128::from_le_bytes(bytes.try_into().unwrap_or_default());
+            while bits != 0 {
+                if at(32 * k + 16 * half + (bits.trailing_zeros() / 8) as usize) {
+                    return true;
+                }
+                bits &= bits - 1;
+            }
+        }
+    }
+    false
+}
+
+/// How to undo one applied operation (the index of the operation, and whether what it
+/// replaced or removed was saved; one is recorded for almost every operation, so it is
+/// small and has nothing to drop).
+#[derive(Debug, Clone, Copy)]
 enum Undo {
-    Table(Option<Box<TableState>>),
-    Chain(usize, Option<Box<ChainState>>),
-    Rules(usize, Vec<Rule>),
+    Table(bool),
+    Chain(usize, bool),
+    /// (the chain's rules are saved)
+    Rules(usize),
     PopRule(usize),
-    Set(usize, Option<Box<SetState>>),
-    Elements(usize, Box<NameMap<Element>>),
-    Element(usize, Option<Box<Element>>),
-    Counter(usize, Option<Box<Counter>>),
+    Set(usize, bool),
+    /// (the set's elements are saved)
+    Elements(usize),
+    Element(usize, bool),
+    Counter(usize, bool),
+}
+
+impl Undo {
+    fn saved(self) -> bool {
+        match self {
+            Undo::Rules(_) | Undo::Elements(_) => true,
+            Undo::Table(s)
+            | Undo::Chain(_, s)
+            | Undo::Set(_, s)
+            | Undo::Element(_, s)
+            | Undo::Counter(_, s) => s,
+            Undo::PopRule(_) => false,
+        }
+    }
+}
+
+/// What an operation replaced or removed, to put back when undoing it.
+#[derive(Debug)]
+enum Saved {
+    Table(Box<TableState>),
+    Chain(ChainState),
+    Rules(Vec<Rule>),
+    Set(Box<SetState>),
+    Elements(NameMap<Element>),
+    Element(Element),
+    Counter(Counter),
+}
+
+/// The undo record of a transaction: one [`Undo`] per applied operation that changed
+/// something, and, in the same order, what the ones marked saved replaced.
+#[derive(Debug, Default)]
+struct Undos {
+    log: Vec<Undo>,
+    saved: Vec<Saved>,
+}
+
+impl Undos {
+    fn push(&mut self, u: Undo) {
+        self.log.push(u);
+    }
+
+    /// Records `u`, which replaced or removed `s`.
+    fn save(&mut self, u: Undo, s: Saved) {
+        self.log.push(u);
+        self.saved.push(s);
+    }
+
+    /// The last record, with what it saved.
+    fn pop(&mut self) -> Option<(Undo, Option<Saved>)> {
+        let u = self.log.pop()?;
+        let s = if u.saved() { self.saved.pop() } else { None };
+        Some((u, s))
+    }
 }
 
 /// How many objects a large transaction adds, to size the maps once.
 struct SizeHint<'a> {
     chains: usize,
-    /// Element `add`s by container name.
-    elements: HashMap<&'a str, usize, KeyedState>,
+    /// Element `add`s by container name (of the first few containers).
+    elements: Vec<(&'a str, usize)>,
+}
+
+/// Whether two names are equal, comparing where they point first (the names of a
+/// transaction's elements are usually shared).
+fn same_name(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
 }
 
 impl<'a> SizeHint<'a> {
     /// Below this many operations, maps grow as they go.
     const MIN_OPERATIONS: usize = 256;
+    /// The most containers counted (the element store's are 8).
+    const MAX_CONTAINERS: usize = 16;
+
+    /// No hint: maps grow as they go.
+    fn none() -> Self {
+        SizeHint {
+            chains: 0,
+            elements: Vec::new(),
+        }
+    }
 
     fn of(tx: &'a Transaction) -> Self {
-        let mut hint = SizeHint {
-            chains: 0,
-            elements: HashMap::default(),
-        };
+        let mut hint = Self::none();
         if tx.operations.len() < Self::MIN_OPERATIONS {
             return hint;
         }
@@ -179,7 +281,14 @@ impl<'a> SizeHint<'a> {
             }
             match &op.object {
                 Object::Chain(_) => hint.chains += 1,
-                Object::Element(e) => *hint.elements.entry(&e.container).or_default() += 1,
+                Object::Element(e) => {
+                    let name = e.container.as_str();
+                    match hint.elements.iter().position(|(c, _)| same_name(c, name)) {
+                        Some(i) => hint.elements[i].1 += 1,
+                        None if hint.elements.len() < Self::MAX_CONTAINERS => hint.elements.push((name, 1)),
+                        None => {}
+                    }
+                }
                 _ => {}
             }
         }
@@ -191,7 +300,33 @@ impl<'a> SizeHint<'a> {
         if self.elements.is_empty() {
             return None;
         }
-        self.elements.remove(container)
+        let i = self.elements.iter().position(|(c, _)| same_name(c, container))?;
+        Some(self.elements.swap_remove(i).1)
+    }
+}
+
+/// A transaction being applied in pieces (see [`State::apply_more`]): what to undo, how
+/// far it got, and the failure that stopped it.
+#[derive(Debug)]
+pub(crate) struct Applying {
+    key: (Family, String),
+    undo: Undos,
+    applied: usize,
+    failed: Option<NftError>,
+}
+
+impl Applying {
+    /// Nothing of `tx` applied yet; `tx` may still grow (operations are only appended).
+    pub(crate) fn new(tx: &Transaction) -> Self {
+        Applying {
+            key: (tx.family, tx.table.clone()),
+            undo: Undos {
+                log: Vec::with_capacity(tx.operations.capacity()),
+                saved: Vec::new(),
+            },
+            applied: 0,
+            failed: None,
+        }
     }
 }
 
@@ -244,30 +379,106 @@ impl State {
         if tx.is_empty() {
             return Ok(());
         }
-        let key = (tx.family, tx.table.clone());
-        let mut undo: Vec<Undo> = Vec::with_capacity(tx.operations.len());
+        let mut a = Applying::new(tx);
         let mut hint = SizeHint::of(tx);
-        for (i, op) in tx.operations.iter().enumerate() {
-            if let Err(e) = self.apply_op(&key, i, op.verb, &op.object, &mut undo, &mut hint) {
-                while let Some(u) = undo.pop() {
-                    self.undo(&key, tx, u);
+        self.apply_ops(&mut a, tx, &mut hint);
+        self.finish(a, tx, true)
+    }
+
+    /// Applies the operations of `tx` that `a` has not applied yet (the transaction was
+    /// built further since): while the proxier writes a large transaction, each piece
+    /// is applied while its objects are still in the cache. After a failure nothing more
+    /// is applied (and what was applied has been undone): [`State::finish`] reports it.
+    pub(crate) fn apply_more(&mut self, a: &mut Applying, tx: &Transaction) {
+        self.apply_ops(a, tx, &mut SizeHint::none());
+    }
+
+    /// Ends an application started with [`Applying::new`]: keeps what was applied if
+    /// `keep` and nothing failed, otherwise undoes it; the first failure, if any.
+    pub(crate) fn finish(&mut self, a: Applying, tx: &Transaction, keep: bool) -> Result<(), NftError> {
+        let Applying {
+            key,
+            mut undo,
+            failed,
+            ..
+        } = a;
+        if !keep {
+            while let Some((u, saved)) = undo.pop() {
+                self.undo(&key, tx, u, saved);
+            }
+        }
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Makes room in table `family name` for `chains` more chains and, in each
+    /// `(kind, container, n)`, `n` more elements (before a large transaction applied in
+    /// pieces, which gives no [`SizeHint`]).
+    pub(crate) fn reserve(
+        &mut self,
+        family: Family,
+        name: &str,
+        chains: usize,
+        elements: &[(ContainerKind, &str, usize)],
+    ) {
+        let Some(t) = self.tables.get_mut(&(family, name.to_owned())) else {
+            return;
+        };
+        t.chains.reserve(chains);
+        for (kind, c, n) in elements {
+            if let Ok(c) = t.container(*kind, c) {
+                c.elements.reserve(*n);
+            }
+        }
+    }
+
+    fn apply_ops(&mut self, a: &mut Applying, tx: &Transaction, hint: &mut SizeHint<'_>) {
+        if a.failed.is_some() {
+            return;
+        }
+        let key = &a.key;
+        let undo = &mut a.undo;
+        // the table, looked up once until an operation on the table itself
+        let mut table: Option<&mut TableState> = None;
+        for (i, op) in tx.operations.iter().enumerate().skip(a.applied) {
+            let r = match &op.object {
+                Object::Table(t) => {
+                    table = None;
+                    self.apply_table_op(key, op.verb, t, undo)
                 }
-                return Err(NftError::Operation {
+                obj => {
+                    if table.is_none() {
+                        table = self.tables.get_mut(key);
+                    }
+                    match table.as_deref_mut() {
+                        Some(t) => Self::apply_op(t, i, op.verb, obj, undo, hint),
+                        None => Err(NftError::not_found("table", &key.1)),
+                    }
+                }
+            };
+            if let Err(e) = r {
+                while let Some((u, saved)) = undo.pop() {
+                    self.undo(key, tx, u, saved);
+                }
+                a.failed = Some(NftError::Operation {
                     index: i,
                     source: Box::new(e),
                 });
+                return;
             }
         }
-        Ok(())
+        a.applied = tx.operations.len();
     }
 
-    fn undo(&mut self, key: &(Family, String), tx: &Transaction, u: Undo) {
-        if let Undo::Table(t) = u {
-            match t {
-                Some(t) => {
+    fn undo(&mut self, key: &(Family, String), tx: &Transaction, u: Undo, saved: Option<Saved>) {
+        if let Undo::Table(_) = u {
+            match saved {
+                Some(Saved::Table(t)) => {
                     self.tables.insert(key.clone(), *t);
                 }
-                None => {
+                _ => {
                     self.tables.remove(key);
                 }
             }
@@ -277,20 +488,21 @@ impl State {
         let op = |i: usize| &tx.operations[i];
         match u {
             Undo::Table(_) => {}
-            Undo::Chain(i, old) => {
+            Undo::Chain(i, _) => {
                 let Object::Chain(c) = &op(i).object else { return };
-                match old {
-                    Some(old) => {
-                        t.chains.insert(c.name.clone(), *old);
+                match saved {
+                    Some(Saved::Chain(old)) => {
+                        t.chains.insert(c.name.clone(), old);
                     }
-                    None => {
+                    _ => {
                         t.chains.remove(&c.name);
                     }
                 }
             }
-            Undo::Rules(i, rules) => {
+            Undo::Rules(i) => {
                 if let Object::Chain(c) = &op(i).object
                     && let Some(cs) = t.chains.get_mut(&c.name)
+                    && let Some(Saved::Rules(rules)) = saved
                 {
                     cs.rules = rules;
                 }
@@ -307,51 +519,53 @@ impl State {
                     }
                 }
             }
-            Undo::Set(i, old) => {
+            Undo::Set(i, _) => {
                 let (m, s) = match &op(i).object {
                     Object::Set(s) => (&mut t.sets, s),
                     Object::Map(s) => (&mut t.maps, s),
                     _ => return,
                 };
-                match old {
-                    Some(old) => {
+                match saved {
+                    Some(Saved::Set(old)) => {
                         m.insert(SharedStr::from(&s.name), *old);
                     }
-                    None => {
+                    _ => {
                         m.remove(s.name.as_str());
                     }
                 }
             }
-            Undo::Elements(i, elements) => {
+            Undo::Elements(i) => {
                 let (kind, s) = match &op(i).object {
                     Object::Set(s) => (ContainerKind::Set, s),
                     Object::Map(s) => (ContainerKind::Map, s),
                     _ => return,
                 };
-                if let Ok(c) = t.container(kind, &s.name) {
-                    c.elements = *elements;
+                if let Ok(c) = t.container(kind, &s.name)
+                    && let Some(Saved::Elements(elements)) = saved
+                {
+                    c.elements = elements;
                 }
             }
-            Undo::Element(i, old) => {
+            Undo::Element(i, _) => {
                 let Object::Element(e) = &op(i).object else { return };
                 if let Ok(c) = t.container(e.kind, &e.container) {
-                    match old {
-                        Some(old) => {
-                            c.elements.insert(e.key.clone(), *old);
+                    match saved {
+                        Some(Saved::Element(old)) => {
+                            c.elements.insert(e.key.clone(), old);
                         }
-                        None => {
+                        _ => {
                             c.elements.remove(&e.key);
                         }
                     }
                 }
             }
-            Undo::Counter(i, old) => {
+            Undo::Counter(i, _) => {
                 let Object::Counter(c) = &op(i).object else { return };
-                match old {
-                    Some(old) => {
-                        t.counters.insert(SharedStr::from(&c.name), *old);
+                match saved {
+                    Some(Saved::Counter(old)) => {
+                        t.counters.insert(SharedStr::from(&c.name), old);
                     }
-                    None => {
+                    _ => {
                         t.counters.remove(c.name.as_str());
                     }
                 }
@@ -359,16 +573,15 @@ impl State {
         }
     }
 
-    fn apply_op(
+    /// An operation on the table itself.
+    fn apply_table_op(
         &mut self,
         key: &(Family, String),
-        i: usize,
         verb: Verb,
-        obj: &Object,
-        undo: &mut Vec<Undo>,
-        hint: &mut SizeHint<'_>,
+        t: &Table,
+        undo: &mut Undos,
     ) -> Result<(), NftError> {
-        if let Object::Table(t) = obj {
+        {
             let exists = self.tables.contains_key(key);
             match verb {
                 Verb::Add | Verb::Create => {
@@ -377,7 +590,7 @@ impl State {
                     }
                     if !exists {
                         self.tables.insert(key.clone(), TableState::new(t.clone()));
-                        undo.push(Undo::Table(None));
+                        undo.push(Undo::Table(false));
                     }
                 }
                 Verb::Flush => {
@@ -385,78 +598,91 @@ impl State {
                         self.tables.remove(key);
                         return Err(NftError::not_found("table", &key.1));
                     };
-                    undo.push(Undo::Table(Some(Box::new(old))));
+                    undo.save(Undo::Table(true), Saved::Table(Box::new(old)));
                 }
                 Verb::Delete | Verb::Destroy => match self.tables.remove(key) {
-                    Some(old) => undo.push(Undo::Table(Some(Box::new(old)))),
+                    Some(old) => undo.save(Undo::Table(true), Saved::Table(Box::new(old))),
                     None if verb == Verb::Delete => return Err(NftError::not_found("table", &key.1)),
                     None => {}
                 },
                 v => return Err(NftError::unsupported(v, "table")),
             }
-            return Ok(());
         }
-        let table = self
-            .tables
-            .get_mut(key)
-            .ok_or_else(|| NftError::not_found("table", &key.1))?;
+        Ok(())
+    }
+
+    /// An operation on an object of `table` (`i`: its index in the transaction).
+    fn apply_op(
+        table: &mut TableState,
+        i: usize,
+        verb: Verb,
+        obj: &Object,
+        undo: &mut Undos,
+        hint: &mut SizeHint<'_>,
+    ) -> Result<(), NftError> {
         match obj {
             Object::Table(_) => {}
             Object::Chain(c) => match verb {
                 Verb::Add | Verb::Create => {
-                    if table.chains.contains_key(&c.name) {
-                        if verb == Verb::Create {
-                            return Err(NftError::exists("chain", &c.name));
+                    if hint.chains > 0 {
+                        table.chains.reserve(std::mem::take(&mut hint.chains));
+                    }
+                    match table.chains.entry(c.name.clone()) {
+                        Entry::Occupied(_) => {
+                            if verb == Verb::Create {
+                                return Err(NftError::exists("chain", &c.name));
+                            }
                         }
-                    } else {
-                        if hint.chains > 0 {
-                            table.chains.reserve(std::mem::take(&mut hint.chains));
-                        }
-                        table.chains.insert(
-                            c.name.clone(),
-                            ChainState {
+                        Entry::Vacant(v) => {
+                            v.insert(ChainState {
                                 chain: c.clone(),
                                 rules: Vec::new(),
-                            },
-                        );
-                        undo.push(Undo::Chain(i, None));
+                            });
+                            undo.push(Undo::Chain(i, false));
+                        }
                     }
                 }
                 Verb::Flush => match table.chains.get_mut(&c.name) {
                     Some(cs) => {
                         if !cs.rules.is_empty() {
-                            undo.push(Undo::Rules(i, std::mem::take(&mut cs.rules)));
+                            undo.save(Undo::Rules(i), Saved::Rules(std::mem::take(&mut cs.rules)));
                         }
                     }
                     None => return Err(NftError::not_found("chain", &c.name)),
                 },
                 Verb::Delete | Verb::Destroy => match table.chains.remove(&c.name) {
-                    Some(old) => undo.push(Undo::Chain(i, Some(Box::new(old)))),
+                    Some(old) => undo.save(Undo::Chain(i, true), Saved::Chain(old)),
                     None if verb == Verb::Delete => return Err(NftError::not_found("chain", &c.name)),
                     None => {}
                 },
                 v => return Err(NftError::unsupported(v, "chain")),
             },
-            Object::Rule(r) => {
-                table.check_chain(&r.chain)?;
-                match verb {
-                    Verb::Add | Verb::Insert => {
+            Object::Rule(r) => match verb {
+                Verb::Add | Verb::Insert => {
+                    // (a missing chain is reported before a missing reference)
+                    if may_reference(&r.rule) {
+                        table.check_chain(&r.chain)?;
                         table.check_rule_refs(&r.rule)?;
-                        let rules = &mut table
-                            .chains
-                            .get_mut(&r.chain)
-                            .ok_or_else(|| NftError::not_found("chain", &r.chain))?
-                            .rules;
-                        if verb == Verb::Add {
-                            rules.push(r.clone());
-                        } else {
-                            rules.insert(0, r.clone());
-                        }
-                        undo.push(Undo::PopRule(i));
                     }
-                    v => return Err(NftError::unsupported(v, "rule")),
+                    let rules = &mut table
+                        .chains
+                        .get_mut(&r.chain)
+                        .ok_or_else(|| NftError::not_found("chain", &r.chain))?
+                        .rules;
+                    // most chains (a Service's) hold one rule: room for one, not four
+                    rules.reserve_exact(usize::from(rules.is_empty()));
+                    if verb == Verb::Add {
+                        rules.push(r.clone());
+                    } else {
+                        rules.insert(0, r.clone());
+                    }
+                    undo.push(Undo::PopRule(i));
                 }
-            }
+                v => {
+                    table.check_chain(&r.chain)?;
+                    return Err(NftError::unsupported(v, "rule"));
+                }
+            },
             Object::Set(s) | Object::Map(s) => {
                 let (kind, what) = if matches!(obj, Object::Set(_)) {
                     (ContainerKind::Set, "set")
@@ -477,23 +703,26 @@ impl State {
                             m.insert(
                                 SharedStr::from(&s.name),
                                 SetState {
-                                    set: s.clone(),
+                                    set: Set::clone(s),
                                     elements: NameMap::default(),
                                 },
                             );
-                            undo.push(Undo::Set(i, None));
+                            undo.push(Undo::Set(i, false));
                         }
                     }
                     Verb::Flush => match m.get_mut(s.name.as_str()) {
                         Some(ss) => {
                             if !ss.elements.is_empty() {
-                                undo.push(Undo::Elements(i, Box::new(std::mem::take(&mut ss.elements))));
+                                undo.save(
+                                    Undo::Elements(i),
+                                    Saved::Elements(std::mem::take(&mut ss.elements)),
+                                );
                             }
                         }
                         None => return Err(NftError::not_found(what, &s.name)),
                     },
                     Verb::Delete | Verb::Destroy => match m.remove(s.name.as_str()) {
-                        Some(old) => undo.push(Undo::Set(i, Some(Box::new(old)))),
+                        Some(old) => undo.save(Undo::Set(i, true), Saved::Set(Box::new(old))),
                         None if verb == Verb::Delete => return Err(NftError::not_found(what, &s.name)),
                         None => {}
                     },
@@ -519,10 +748,13 @@ impl State {
                             return Err(NftError::exists("element", &e.key));
                         }
                         let old = c.elements.insert(e.key.clone(), e.clone());
-                        undo.push(Undo::Element(i, old.map(Box::new)));
+                        match old {
+                            Some(old) => undo.save(Undo::Element(i, true), Saved::Element(old)),
+                            None => undo.push(Undo::Element(i, false)),
+                        }
                     }
                     Verb::Delete | Verb::Destroy => match c.elements.remove(&e.key) {
-                        Some(old) => undo.push(Undo::Element(i, Some(Box::new(old)))),
+                        Some(old) => undo.save(Undo::Element(i, true), Saved::Element(old)),
                         None if verb == Verb::Delete => return Err(NftError::not_found("element", &e.key)),
                         None => {}
                     },
@@ -537,7 +769,7 @@ impl State {
                         }
                     } else {
                         table.counters.insert(SharedStr::from(&c.name), c.clone());
-                        undo.push(Undo::Counter(i, None));
+                        undo.push(Undo::Counter(i, false));
                     }
                 }
                 Verb::Reset => {
@@ -546,7 +778,7 @@ impl State {
                     }
                 }
                 Verb::Delete | Verb::Destroy => match table.counters.remove(c.name.as_str()) {
-                    Some(old) => undo.push(Undo::Counter(i, Some(Box::new(old)))),
+                    Some(old) => undo.save(Undo::Counter(i, true), Saved::Counter(old)),
                     None if verb == Verb::Delete => return Err(NftError::not_found("counter", &c.name)),
                     None => {}
                 },
@@ -582,10 +814,10 @@ impl State {
             tx.add(Object::Chain(c.chain.clone()));
         }
         for s in &sorted.sets {
-            tx.add(Object::Set(s.set.clone()));
+            tx.add(Object::Set(Box::new(s.set.clone())));
         }
         for s in &sorted.maps {
-            tx.add(Object::Map(s.set.clone()));
+            tx.add(Object::Map(Box::new(s.set.clone())));
         }
         for c in &sorted.counters {
             tx.add(Object::Counter((*c).clone()));
@@ -682,6 +914,115 @@ mod tests {
 
     fn tx() -> Transaction {
         Transaction::new(Family::Ip, "kube-proxy")
+    }
+
+    #[test]
+    fn a_failure_undoes_every_kind_of_change() {
+        let mut st = State::new();
+        let mut t = tx();
+        t.add_table(Some("c"));
+        for c in ["a", "b", "gone"] {
+            t.add_chain(c);
+        }
+        t.add_rule("a", "goto b", None);
+        t.add_rule("a", "counter", None);
+        for (name, kind) in [("s", ContainerKind::Set), ("m", ContainerKind::Map)] {
+            let set = Set {
+                name: name.into(),
+                set_type: "ipv4_addr".into(),
+                flags: vec![],
+                timeout: None,
+                comment: None,
+            };
+            match kind {
+                ContainerKind::Set => t.add_set(set),
+                ContainerKind::Map => t.add_map(set),
+            }
+        }
+        t.add_element(ContainerKind::Set, "s", "10.0.0.1".into(), None, None);
+        t.add_element(
+            ContainerKind::Map,
+            "m",
+            "10.0.0.1".into(),
+            Some("goto b".into()),
+            None,
+        );
+        t.add_counter("n");
+        st.apply(&t).unwrap();
+        let before = st.clone();
+        let mut bad = tx();
+        bad.add_element(
+            ContainerKind::Map,
+            "m",
+            "10.0.0.1".into(),
+            Some("goto a".into()),
+            None,
+        );
+        bad.add_element(ContainerKind::Set, "s", "10.0.0.2".into(), None, None);
+        bad.flush_chain("a");
+        bad.add_rule("a", "drop", None);
+        bad.delete_chain("gone");
+        bad.flush(Object::Set(Box::new(Set::named("s"))));
+        bad.delete(Object::Map(Box::new(Set::named("m"))));
+        bad.delete(Object::Counter(Counter {
+            name: "n".into(),
+            comment: None,
+        }));
+        bad.add_chain("new");
+        bad.add_counter("new");
+        bad.delete_chain("missing");
+        assert!(matches!(
+            st.apply(&bad),
+            Err(NftError::Operation { index: 10, .. })
+        ));
+        assert_eq!(st, before);
+        // the table itself: deleted, then a failure
+        let mut bad = tx();
+        bad.delete(Object::Table(Table { comment: None }));
+        bad.add_chain("x");
+        assert!(st.apply(&bad).is_err());
+        assert_eq!(st, before);
+        // applied in pieces, then given up
+        let mut t = tx();
+        t.add_chain("c");
+        let mut a = Applying::new(&t);
+        st.apply_more(&mut a, &t);
+        t.add_rule("c", "drop", None);
+        st.apply_more(&mut a, &t);
+        assert_ne!(st, before);
+        st.finish(a, &t, false).unwrap();
+        assert_eq!(st, before);
+    }
+
+    #[test]
+    fn finds_references() {
+        for (rule, want) in [
+            ("", false),
+            ("goto", true),
+            ("jump", true),
+            ("@", true),
+            ("gotx jumx numgen random", false),
+            (
+                "meta l4proto tcp dnat ip addr . port to numgen random mod 2 map { 0 : 10.0.0.1 . 80 }",
+                false,
+            ),
+            ("ip daddr . meta l4proto . th dport vmap @service-ips", true),
+            (
+                "numgen random mod 2 vmap { 0 : goto endpoint-A , 1 : goto endpoint-B }",
+                true,
+            ),
+            ("0123456jump", true),
+            ("01234567goto", true),
+            ("0123456go", false),
+            ("0123456gotojump@", true),
+            ("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx@", true),
+        ] {
+            assert_eq!(may_reference(rule), want, "{rule:?}");
+            assert_eq!(
+                may_reference(rule),
+                rule.contains('@') || rule.contains("goto") || rule.contains("jump")
+            );
+        }
     }
 
     #[test]

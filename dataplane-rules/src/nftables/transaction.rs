@@ -127,12 +127,12 @@ impl Transaction {
 
     /// Appends `add set`.
     pub fn add_set(&mut self, set: Set) {
-        self.add(Object::Set(set));
+        self.add(Object::Set(Box::new(set)));
     }
 
     /// Appends `add map`.
     pub fn add_map(&mut self, map: Set) {
-        self.add(Object::Map(map));
+        self.add(Object::Map(Box::new(map)));
     }
 
     /// Appends `add counter`.

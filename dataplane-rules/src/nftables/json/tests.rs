@@ -339,8 +339,10 @@ fn sets_maps_and_elements() {
     );
     t.add_element(ContainerKind::Set, "cluster-ips", "fd00::1".into(), None, None);
     t.delete_element(ContainerKind::Map, "service-ips", "fd00::1 . tcp . 80".into());
-    t.flush(Object::Set(Set::named("nodeport-ips")));
-    t.delete(Object::Map(Set::named("localhost-nodeport-reject-ports")));
+    t.flush(Object::Set(Box::new(Set::named("nodeport-ips"))));
+    t.delete(Object::Map(Box::new(Set::named(
+        "localhost-nodeport-reject-ports",
+    ))));
     let d = doc(&t);
     let c = &d["nftables"];
     assert_eq!(
