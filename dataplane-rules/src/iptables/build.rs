@@ -571,6 +571,20 @@ impl Scratch {
         let sp = self.spans.get(i)?;
         self.ep_text.get(sp.socket_end..sp.end)
     }
+
+    /// Writes the head of a rule of endpoint `i`'s chain: `-A CHAIN` (from its rendered text
+    /// when there is one) and `comment`.
+    #[inline]
+    fn push_head(&self, t: &mut String, i: usize, chain: Chain, comment: &str) {
+        match self.begin(i) {
+            Some(b) => t.push_str(b),
+            None => {
+                t.push_str("-A ");
+                chain.write_to(t);
+            }
+        }
+        t.push_str(comment);
+    }
 }
 
 /// Writes `chain`, from its rendered name when there is one.
@@ -1050,14 +1064,7 @@ fn service_port_rules(
         out.chains.push(chain);
         let name = scratch.name(i);
         let t = &mut body.text;
-        match scratch.begin(i) {
-            Some(b) => t.push_str(b),
-            None => {
-                t.push_str("-A ");
-                chain.write_to(t);
-            }
-        }
-        t.push_str(comment);
+        scratch.push_head(t, i, chain, comment);
         t.push_str(" -s ");
         match scratch.ip(i) {
             Some(ip) => t.push_str(ip),
@@ -1066,14 +1073,7 @@ fn service_port_rules(
         t.push_str(" -j KUBE-MARK-MASQ");
         body.end(chain);
         let t = &mut body.text;
-        match scratch.begin(i) {
-            Some(b) => t.push_str(b),
-            None => {
-                t.push_str("-A ");
-                chain.write_to(t);
-            }
-        }
-        t.push_str(comment);
+        scratch.push_head(t, i, chain, comment);
         if port.session_affinity_timeout.is_some() {
             t.push_str(" -m recent --name ");
             push_chain(t, chain, name);
