@@ -368,6 +368,7 @@ pub(crate) fn push_endpoints<'a>(
     ips: &[Option<IpAddr>],
     number: u16,
 ) {
+    out.reserve(ips.len());
     for (ep, ip) in slice.endpoints().iter().zip(ips) {
         let Some(ip) = *ip else { continue };
         let hints = ep.hints.as_ref();
@@ -376,18 +377,36 @@ pub(crate) fn push_endpoints<'a>(
         } else {
             &[]
         };
+        let ep_node = ep.node_name.as_deref();
         out.push(ProxyEndpoint {
             ip,
             port: number,
-            node_name: ep.node_name.as_deref(),
+            node_name: ep_node,
             zone: ep.zone.as_deref(),
-            is_local: !node_name.is_empty() && ep.node_name.as_deref() == Some(node_name),
+            is_local: !node_name.is_empty() && ep_node.is_some_and(|n| same_text(n, node_name)),
             ready: ep.conditions.is_ready(),
             serving: ep.conditions.is_serving(),
             terminating: ep.conditions.is_terminating(),
             zone_hints: hints.and_then(|h| h.for_zones.as_deref()).unwrap_or(&[]),
             node_hints,
         });
+    }
+}
+
+/// `a == b`, for short texts (node names) without a call to `memcmp`: texts of 4 to 16
+/// bytes are compared as two overlapping words each.
+#[inline]
+fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let w8 = |c: Option<&[u8; 8]>| c.map(|c| u64::from_le_bytes(*c));
+    let w4 = |c: Option<&[u8; 4]>| c.map(|c| u32::from_le_bytes(*c));
+    match a.len() {
+        8..=16 => w8(a.first_chunk()) == w8(b.first_chunk()) && w8(a.last_chunk()) == w8(b.last_chunk()),
+        4..8 => w4(a.first_chunk()) == w4(b.first_chunk()) && w4(a.last_chunk()) == w4(b.last_chunk()),
+        _ => a == b,
     }
 }
 
@@ -412,40 +431,37 @@ pub(crate) fn parse_ip_strict(s: &str) -> Option<IpAddr> {
 
 /// Four decimal octets separated by dots, each 1 to 3 digits, at most 255, without a leading
 /// zero: a subset of what the standard parser accepts (anything else is left to it).
+///
+/// Read octet by octet with slice patterns: each octet is its one, two or three digits
+/// (a first digit of `0` stands alone), then a dot, or the end after the fourth.
 #[inline]
 fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
     if b.len() < 7 || b.len() > 15 {
         return None;
     }
-    let digit = |at: usize| match b.get(at) {
-        Some(&c) if c.is_ascii_digit() => Some(u32::from(c - b'0')),
-        _ => None,
-    };
-    let mut octets = [0u8; 4];
-    let mut at = 0;
-    for (k, slot) in octets.iter_mut().enumerate() {
-        if k > 0 {
-            if b.get(at) != Some(&b'.') {
-                return None;
+    let d = |c: u8| u32::from(c.wrapping_sub(b'0'));
+    let mut bits = 0u32;
+    let mut rest = b;
+    for k in 0..4 {
+        let (value, tail) = match rest {
+            [a @ b'1'..=b'9', m @ b'0'..=b'9', z @ b'0'..=b'9', tail @ ..] => {
+                (d(*a) * 100 + d(*m) * 10 + d(*z), tail)
             }
-            at += 1;
+            [a @ b'1'..=b'9', z @ b'0'..=b'9', tail @ ..] => (d(*a) * 10 + d(*z), tail),
+            [z @ b'0'..=b'9', tail @ ..] => (d(*z), tail),
+            _ => return None,
+        };
+        if value > 255 {
+            return None;
         }
-        let mut value = digit(at)?;
-        at += 1;
-        // A leading zero stands alone (then a digit after it fails the dot or end check).
-        if value != 0
-            && let Some(d) = digit(at)
-        {
-            value = value * 10 + d;
-            at += 1;
-            if let Some(d) = digit(at) {
-                value = value * 10 + d;
-                at += 1;
-            }
-        }
-        *slot = u8::try_from(value).ok()?;
+        bits = (bits << 8) | value;
+        rest = match tail {
+            [b'.', next @ ..] if k < 3 => next,
+            [] if k == 3 => tail,
+            _ => return None,
+        };
     }
-    (at == b.len()).then(|| Ipv4Addr::from(octets))
+    Some(Ipv4Addr::from_bits(bits))
 }
 
 /// Sorts endpoints by `IP:port` text and keeps one per address as kube-proxy v1.37.2's
@@ -859,6 +875,39 @@ mod tests {
                     v4_text_key(&p).cmp(&v4_text_key(&q)),
                     p.to_string().cmp(&q.to_string())
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn same_text_is_text_equality() {
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcd",
+            "abce",
+            "node-1",
+            "node-2",
+            "node-12",
+            "node-13",
+            "node-1x",
+            "abcdefgh",
+            "abcdefgi",
+            "bbcdefgh",
+            "node-123456789",
+            "node-123456780",
+            "xode-123456789",
+            "0123456789abcdef",
+            "0123456789abcdeg",
+            "1123456789abcdef",
+            "0123456789abcdefg",
+            "0123456789abcdefh",
+        ];
+        for a in texts {
+            for b in texts {
+                assert_eq!(same_text(a, b), a == b, "{a:?} {b:?}");
             }
         }
     }

@@ -871,11 +871,7 @@ fn slice_digest(s: &EndpointSlice) -> u64 {
         )
             .hash(&mut h);
     }
-    let tri = |b: &Option<bool>| match b {
-        None => 0u64,
-        Some(false) => 1,
-        Some(true) => 2,
-    };
+    let tri = |b: &Option<bool>| b.map_or(0u64, |v| 1 + u64::from(v));
     match endpoints {
         None => h.write_u64(u64::MAX),
         Some(list) => {
@@ -901,20 +897,28 @@ fn slice_digest(s: &EndpointSlice) -> u64 {
                     || deprecated_topology.is_some()
                     || zone.is_some()
                     || hints.is_some();
+                let (first, more) = match addresses.split_first() {
+                    Some((a, more)) => (a.as_str(), more),
+                    None => ("", &[][..]),
+                };
+                let node = node_name.as_ref().map_or("", |n| n.as_str());
+                // The lengths of the first address and of the node name (saturated) come
+                // first, so that each text's words are read back by its length.
                 h.write_u64(
                     (addresses.len() as u64 & 0xffff_ffff)
                         | tri(ready) << 32
                         | tri(serving) << 34
                         | tri(terminating) << 36
                         | u64::from(node_name.is_some()) << 38
-                        | u64::from(rare) << 39,
+                        | u64::from(rare) << 39
+                        | text_len(first) << 40
+                        | text_len(node) << 48,
                 );
-                for a in addresses {
+                text_words(&mut h, first);
+                for a in more {
                     a.as_str().hash(&mut h);
                 }
-                if let Some(n) = node_name {
-                    n.as_str().hash(&mut h);
-                }
+                text_words(&mut h, node);
                 if rare {
                     (hostname, target_ref, deprecated_topology, zone, hints).hash(&mut h);
                 }
@@ -922,6 +926,43 @@ fn slice_digest(s: &EndpointSlice) -> u64 {
         }
     }
     h.finish()
+}
+
+/// A text's length for [`text_words`], saturated at 255 (one byte of a word).
+#[inline]
+fn text_len(text: &str) -> u64 {
+    text.len().min(255) as u64
+}
+
+/// Mixes `text` into `h` after its [`text_len`] was: in as few words as that length allows,
+/// which it tells apart (each text is read back from its words given the length): up to 8
+/// bytes one word, up to 16 two (the bytes little-endian, zero-padded), up to 254 the bytes as
+/// `Hasher::write` takes them; a longer text through its `Hash`, which ends itself.
+#[inline(always)]
+fn text_words(h: &mut DigestHasher, text: &str) {
+    use std::hash::{Hash, Hasher};
+    let b = text.as_bytes();
+    let n = b.len();
+    let word = |c: Option<&[u8; 8]>| c.map_or(0, |c| u64::from_le_bytes(*c));
+    let half = |c: Option<&[u8; 4]>| c.map_or(0, |c| u64::from(u32::from_le_bytes(*c)));
+    let byte = |i: usize| b.get(i).map_or(0, |&c| u64::from(c) << (8 * i));
+    // Overlapping reads hold the same bytes where they overlap.
+    if (9..=16).contains(&n) {
+        h.write_u64(word(b.first_chunk()));
+        h.write_u64(word(b.last_chunk()) >> (8 * (16 - n)));
+    } else if (4..8).contains(&n) {
+        h.write_u64(half(b.first_chunk()) | half(b.last_chunk()) << (8 * (n - 4)));
+    } else if n == 8 {
+        h.write_u64(word(b.first_chunk()));
+    } else if n < 4 {
+        if n > 0 {
+            h.write_u64(byte(0) | byte(n / 2) | byte(n - 1));
+        }
+    } else if n < 255 {
+        h.write(b);
+    } else {
+        text.hash(h);
+    }
 }
 
 /// A service port's name, borrowed, ordered as [`ServicePortName`] is.
@@ -1627,6 +1668,44 @@ mod tests {
         second.metadata.name = Some("web-2".into());
         assert_eq!(digest(&[base.clone(), second.clone()]), digest(&[second, base]));
         assert!(digest(&[]).is_empty());
+    }
+
+    #[test]
+    fn slice_digests_tell_every_address_and_node_name_apart() {
+        // Texts of every length class `text_words` has (and their edges): all of them tell
+        // apart, and so does each from itself with one byte changed, at every position.
+        let slice = |address: &str, node: Option<&str>| -> u64 {
+            let mut ep = serde_json::json!({"addresses": [address]});
+            if let Some(n) = node {
+                ep["nodeName"] = serde_json::json!(n);
+            }
+            slice_digest(
+                &serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "web-1", "namespace": "ns", "labels": {"kubernetes.io/service-name": "web"}},
+                "addressType": "IPv4", "endpoints": [ep]}))
+                .unwrap(),
+            )
+        };
+        let mut bases: HashMap<u64, String> = HashMap::new();
+        let mut distinct = |d: u64, what: String| {
+            if let Some(before) = bases.insert(d, what.clone()) {
+                panic!("{what} and {before} share a digest");
+            }
+        };
+        distinct(slice("10.0.0.1", None), "no node".to_owned());
+        for len in (0..=40).chain(250..=260) {
+            let base: String = (0..len).map(|i| char::from(b'a' + (i % 23) as u8)).collect();
+            let (as_address, as_node) = (slice(&base, Some("n")), slice("10.0.0.1", Some(&base)));
+            distinct(as_address, format!("address {base:?}"));
+            distinct(as_node, format!("node {base:?}"));
+            for at in 0..len {
+                let mut b = base.clone().into_bytes();
+                b[at] = b'Z';
+                let t = String::from_utf8(b).unwrap();
+                assert_ne!(slice(&t, Some("n")), as_address, "address {t:?}");
+                assert_ne!(slice("10.0.0.1", Some(&t)), as_node, "node {t:?}");
+            }
+        }
     }
 
     fn svc(v: serde_json::Value) -> Service {
