@@ -470,17 +470,23 @@ fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
 /// Only `list[start..]` is touched.
 pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
     let Some(eps) = list.get_mut(start..) else { return };
-    if eps.iter().all(|e| e.ip.is_ipv4()) {
-        // Usually the slices already list each address once, in order: one cheap pass, each
-        // address's key computed once (equal addresses are a copy to drop, not an order).
-        let mut prev: Option<u64> = None;
-        let in_order = eps.iter().all(|e| {
-            let IpAddr::V4(v4) = e.ip else { return false };
-            let key = v4_ip_key(v4);
-            let ok = prev.is_none_or(|p| p < key);
-            prev = Some(key);
-            ok
-        });
+    // Usually the slices already list each address once, in order: one cheap pass, each
+    // address's key computed once (equal addresses are a copy to drop, not an order), that
+    // also tells whether all are IPv4.
+    let mut prev = 0u64;
+    let mut in_order = true;
+    let mut all_v4 = true;
+    for e in eps.iter() {
+        let IpAddr::V4(v4) = e.ip else {
+            all_v4 = false;
+            break;
+        };
+        // Keys are never 0 (each octet's key is), so the first is above `prev`.
+        let key = v4_ip_key(v4);
+        in_order &= prev < key;
+        prev = key;
+    }
+    if all_v4 {
         if in_order {
             return;
         }

@@ -827,14 +827,16 @@ fn slice_digest(s: &EndpointSlice) -> u64 {
             | label_count << 8
             | port_count << 24,
     );
-    for text in [name, namespace].into_iter().flatten() {
-        text.as_str().hash(&mut h);
-    }
-    h.write(address_type.as_bytes());
-    h.write_u8(0xff);
+    // Each text's length goes before its words (see `text_words`).
+    let (name, namespace) = (opt_text(name), opt_text(namespace));
+    h.write_u64(text_len(name) | text_len(namespace) << 8 | text_len(address_type) << 16);
+    text_words(&mut h, name);
+    text_words(&mut h, namespace);
+    text_words(&mut h, address_type);
     for (k, v) in labels.iter().flatten() {
-        k.as_str().hash(&mut h);
-        v.as_str().hash(&mut h);
+        h.write_u64(text_len(k) | text_len(v) << 8);
+        text_words(&mut h, k);
+        text_words(&mut h, v);
     }
     for p in ports.iter().flatten() {
         let EndpointPort {
@@ -843,16 +845,20 @@ fn slice_digest(s: &EndpointSlice) -> u64 {
             port,
             app_protocol,
         } = p;
+        let (name, protocol, app_protocol) = (opt_text(name), opt_text(protocol), opt_text(app_protocol));
         h.write_u64(
-            u64::from(name.is_some())
-                | u64::from(protocol.is_some()) << 1
+            u64::from(p.name.is_some())
+                | u64::from(p.protocol.is_some()) << 1
                 | u64::from(port.is_some()) << 2
-                | u64::from(app_protocol.is_some()) << 3
+                | u64::from(p.app_protocol.is_some()) << 3
+                | text_len(name) << 8
+                | text_len(protocol) << 16
+                | text_len(app_protocol) << 24
                 | u64::from(port.unwrap_or(0) as u32) << 32,
         );
-        for text in [name, protocol, app_protocol].into_iter().flatten() {
-            text.as_str().hash(&mut h);
-        }
+        text_words(&mut h, name);
+        text_words(&mut h, protocol);
+        text_words(&mut h, app_protocol);
     }
     if rare_meta {
         (
@@ -928,6 +934,11 @@ fn slice_digest(s: &EndpointSlice) -> u64 {
     h.finish()
 }
 
+/// An optional text, empty when absent (a word of flags tells the two apart).
+fn opt_text(t: &Option<String>) -> &str {
+    t.as_deref().unwrap_or("")
+}
+
 /// A text's length for [`text_words`], saturated at 255 (one byte of a word).
 #[inline]
 fn text_len(text: &str) -> u64 {
@@ -995,57 +1006,78 @@ fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
         }
         u64::from_be_bytes(w)
     }
-    // Namespaces are few: each gets its rank in text order. Runs of one namespace (the
-    // usual input order) look the map up once.
-    let mut ranks: KeyedMap<&str, u32> = keyed_map(64, hash);
+    // Namespaces are few: each gets an id as first met (runs of one namespace, the usual
+    // input order, look the map up once), then its rank in text order.
+    let mut ids: KeyedMap<&str, u32> = keyed_map(64, hash);
     let mut namespaces: Vec<&str> = Vec::new();
-    let mut last: Option<&str> = None;
-    for c in found {
-        if last == Some(c.key.namespace) {
-            continue;
-        }
-        last = Some(c.key.namespace);
-        ranks.entry(c.key.namespace).or_insert_with(|| {
-            namespaces.push(c.key.namespace);
-            0
-        });
-    }
-    namespaces.sort_unstable();
-    for (rank, ns) in (0u32..).zip(&namespaces) {
-        ranks.insert(ns, rank);
-    }
-    // One integer a port: namespace rank, name prefix, input position (input positions past
-    // 32 bits only make the runs below longer). Sorting them sorts by name, except within
-    // runs of one namespace and name prefix, which are sorted again in full.
-    let mut order: Vec<u128> = Vec::with_capacity(found.len());
+    let mut of: Vec<u32> = Vec::with_capacity(found.len());
     let mut last: Option<(&str, u32)> = None;
-    for (i, c) in found.iter().enumerate() {
-        let rank = match last {
-            Some((ns, r)) if ns == c.key.namespace => r,
-            // Every namespace was ranked above.
-            _ => ranks.get(c.key.namespace).copied().unwrap_or(0),
+    for c in found {
+        let id = match last {
+            Some((ns, id)) if ns == c.key.namespace => id,
+            _ => *ids.entry(c.key.namespace).or_insert_with(|| {
+                namespaces.push(c.key.namespace);
+                (namespaces.len() - 1) as u32
+            }),
         };
-        last = Some((c.key.namespace, rank));
-        order.push(
-            (u128::from(rank) << 96) | (u128::from(prefix(c.key.name)) << 32) | (i as u128 & 0xffff_ffff),
-        );
+        last = Some((c.key.namespace, id));
+        of.push(id);
+    }
+    let mut by_text: Vec<u32> = (0..namespaces.len() as u32).collect();
+    by_text.sort_unstable_by_key(|&id| namespaces.get(id as usize).copied());
+    let mut rank = vec![0u32; namespaces.len()];
+    for (r, &id) in (0u32..).zip(&by_text) {
+        if let Some(slot) = rank.get_mut(id as usize) {
+            *slot = r;
+        }
+    }
+    for id in &mut of {
+        *id = rank.get(*id as usize).copied().unwrap_or(0);
+    }
+    // Counting sort by namespace rank; in each namespace, one integer a port: name prefix,
+    // input position (input positions past 32 bits only make the runs below longer).
+    // Sorting them sorts by name, except within runs of one name prefix, which are sorted
+    // again in full.
+    let mut starts = vec![0usize; namespaces.len() + 1];
+    for &r in &of {
+        if let Some(n) = starts.get_mut(r as usize + 1) {
+            *n += 1;
+        }
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut next = starts.clone();
+    let mut order: Vec<u128> = vec![0; found.len()];
+    for (i, (c, &r)) in found.iter().zip(&of).enumerate() {
+        if let Some(at) = next.get_mut(r as usize)
+            && let Some(slot) = order.get_mut(*at)
+        {
+            *slot = (u128::from(prefix(c.key.name)) << 32) | (i as u128 & 0xffff_ffff);
+            *at += 1;
+        }
     }
     let big = found.len() > 0xffff_ffff;
-    order.sort_unstable();
     let at = |k: u128| (k & 0xffff_ffff) as usize;
     let name = |k: u128| found.get(at(k)).map(|c| c.key);
-    let mut start = 0;
-    while let Some(&first) = order.get(start) {
-        let mut end = start + 1;
-        while order.get(end).is_some_and(|k| k >> 32 == first >> 32) {
-            end += 1;
+    for w in starts.windows(2) {
+        let Some(bucket) = order.get_mut(w[0]..w[1]) else {
+            continue;
+        };
+        bucket.sort_unstable();
+        let mut start = 0;
+        while let Some(&first) = bucket.get(start) {
+            let mut end = start + 1;
+            while bucket.get(end).is_some_and(|k| k >> 32 == first >> 32) {
+                end += 1;
+            }
+            if (end - start > 1 || big)
+                && let Some(run) = bucket.get_mut(start..end)
+            {
+                run.sort_by(|&a, &b| name(a).cmp(&name(b)).then(at(a).cmp(&at(b))));
+            }
+            start = end;
         }
-        if (end - start > 1 || big)
-            && let Some(run) = order.get_mut(start..end)
-        {
-            run.sort_by(|&a, &b| name(a).cmp(&name(b)).then(at(a).cmp(&at(b))));
-        }
-        start = end;
     }
     // Of a run of one name, any stands for all (they read the same Service port).
     let mut out: Vec<u32> = Vec::with_capacity(order.len());
@@ -1064,8 +1096,6 @@ fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
 #[derive(Default)]
 struct Scratch<'a> {
     endpoints: Vec<ProxyEndpoint<'a>>,
-    /// Per endpoint: in the cluster list (1), in the local list (2).
-    places: Vec<u8>,
     /// The endpoints of every port built so far: each port's, then those of its narrower
     /// lists that are not all of them.
     shared: Vec<Endpoint>,
@@ -1182,23 +1212,25 @@ fn port_info<'a>(
     eps.clear();
     index.service_port_endpoints(eps, p, family, &node.name, *options);
     let cats = Categories::of(eps, &policy, node, options);
-    let places = &mut scratch.places;
-    places.clear();
     // The port's endpoints, then its narrower lists that differ from them, go to the
     // model's one list of endpoints; the port's lists are runs of it.
     let shared = &mut scratch.shared;
     let first = shared.len();
     let (mut in_cluster, mut in_local, mut reachable) = (0, 0, 0);
+    let mut hinted = false;
     for e in eps.iter() {
         let c = cats.in_cluster(e, node);
         let l = cats.in_local(e);
         in_cluster += usize::from(c);
         in_local += usize::from(l);
         reachable += usize::from(c || l);
-        places.push(u8::from(c) | (u8::from(l) << 1));
+        hinted |= !(e.zone_hints.is_empty() && e.node_hints.is_empty());
         shared.push(Endpoint::of(e));
     }
     let endpoints = first..shared.len();
+    // In the cluster list (1), in the local list (2).
+    let place =
+        |e: &ProxyEndpoint<'_>| u8::from(cats.in_cluster(e, node)) | (u8::from(cats.in_local(e)) << 1);
     let mut pick = |count: usize, mask: u8| -> std::ops::Range<usize> {
         if count == endpoints.len() {
             return endpoints.clone();
@@ -1207,13 +1239,7 @@ fn port_info<'a>(
             return 0..0;
         }
         let at = shared.len();
-        for (i, pl) in places.iter().enumerate() {
-            if pl & mask != 0
-                && let Some(e) = shared.get(first + i).copied()
-            {
-                shared.push(e);
-            }
-        }
+        shared.extend(eps.iter().filter(|e| place(e) & mask != 0).map(Endpoint::of));
         at..shared.len()
     };
     let cluster_endpoints = pick(in_cluster, 1);
@@ -1268,7 +1294,7 @@ fn port_info<'a>(
         all_locally_reachable: EndpointList::default(),
         endpoints: EndpointList::default(),
         has_endpoints: cats.has_any,
-        endpoint_hints_digest: hints_digest(eps),
+        endpoint_hints_digest: if hinted { hints_digest(eps) } else { 0 },
     })
 }
 
