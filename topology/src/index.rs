@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use svcnet_model::{EndpointPort, EndpointSlice};
 
-use crate::endpoint::{Ignored, IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
+use crate::endpoint::{Ignored, IpFamily, PlainEndpoint, ProxyEndpoint, SelectOptions, ServicePortName};
 use svcnet_model::hash::{KeyedMap, KeyedState, keyed_map};
 
 /// (namespace, Service name), borrowed from a slice.
@@ -352,6 +352,70 @@ impl<'a> SliceIndex<'a> {
         );
     }
 
+    /// [`SliceIndex::service_port_endpoints`] without names and hints: appends to `out` the
+    /// endpoints of service port `port` for the proxier of `family` on node `node_name`, in the
+    /// same order, as [`PlainEndpoint`]s. Returns `true` when one of them has hints the proxy
+    /// reads (zone hints, or node hints under `options.node_hints`): `out` then lacks what
+    /// [`Categories::of`](crate::Categories::of) needs, and the caller should read the port
+    /// through [`SliceIndex::service_port_endpoints`] instead; with `false`,
+    /// [`Categories::of_plain`](crate::Categories::of_plain) categorizes `out`.
+    ///
+    /// ```
+    /// use svcnet_model::EndpointSlice;
+    /// use svcnet_topology::{IpFamily, SelectOptions, ServicePortName, SliceIndex};
+    ///
+    /// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+    ///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+    ///     "addressType":"IPv4","ports":[{"name":"","port":8080}],
+    ///     "endpoints":[{"addresses":["10.0.0.10"]},{"addresses":["10.0.0.9"],"nodeName":"n1"}]}"#).unwrap()];
+    /// let index = SliceIndex::build(&slices);
+    /// let port = ServicePortName { namespace: "shop", name: "web", port: "", protocol: "TCP" };
+    /// let mut out = Vec::new();
+    /// let hinted = index.plain_port_endpoints(&mut out, &port, IpFamily::V4, "n1", SelectOptions::default());
+    /// assert!(!hinted);
+    /// assert_eq!(out[1].ip.to_string(), "10.0.0.9");
+    /// assert!(out[1].is_local && !out[0].is_local);
+    /// ```
+    pub fn plain_port_endpoints(
+        &self,
+        out: &mut Vec<PlainEndpoint>,
+        port: &ServicePortName<'_>,
+        family: IpFamily,
+        node_name: &str,
+        options: SelectOptions,
+    ) -> bool {
+        let start = out.len();
+        let mut hinted = false;
+        for e in self.run(port.namespace, port.name, family) {
+            for p in e.slice.ports() {
+                if p.name.as_deref() != Some(port.port) || p.protocol() != port.protocol {
+                    continue;
+                }
+                let Some(number) = port_number(p) else { continue };
+                let ips = &self.ips[e.ips()];
+                out.reserve(ips.len());
+                for (ep, ip) in e.slice.endpoints().iter().zip(ips) {
+                    let Some(ip) = *ip else { continue };
+                    if let Some(h) = ep.hints.as_ref() {
+                        hinted |= h.for_zones.as_deref().is_some_and(|z| !z.is_empty())
+                            || (options.node_hints && h.for_nodes.as_deref().is_some_and(|n| !n.is_empty()));
+                    }
+                    out.push(PlainEndpoint {
+                        ip,
+                        port: number,
+                        is_local: !node_name.is_empty()
+                            && ep.node_name.as_deref().is_some_and(|n| same_text(n, node_name)),
+                        ready: ep.conditions.is_ready(),
+                        serving: ep.conditions.is_serving(),
+                        terminating: ep.conditions.is_terminating(),
+                    });
+                }
+            }
+        }
+        sort_and_dedup(out, start);
+        hinted
+    }
+
     /// How many endpoints the indexed slices hold, usable or not.
     pub fn endpoint_count(&self) -> usize {
         self.ips.len()
@@ -464,11 +528,46 @@ fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
     Some(Ipv4Addr::from_bits(bits))
 }
 
+/// What sorting and deduplicating endpoints reads of each: its address and whether it is
+/// terminating.
+pub(crate) trait Addressed: Copy {
+    fn ip(&self) -> IpAddr;
+    fn port(&self) -> u16;
+    fn terminating(&self) -> bool;
+    fn addr(&self) -> SocketAddr {
+        SocketAddr::new(self.ip(), self.port())
+    }
+}
+
+impl Addressed for ProxyEndpoint<'_> {
+    fn ip(&self) -> IpAddr {
+        self.ip
+    }
+    fn port(&self) -> u16 {
+        self.port
+    }
+    fn terminating(&self) -> bool {
+        self.terminating
+    }
+}
+
+impl Addressed for PlainEndpoint {
+    fn ip(&self) -> IpAddr {
+        self.ip
+    }
+    fn port(&self) -> u16 {
+        self.port
+    }
+    fn terminating(&self) -> bool {
+        self.terminating
+    }
+}
+
 /// Sorts endpoints by `IP:port` text and keeps one per address as kube-proxy v1.37.2's
 /// `addEndpoints` does: a later copy replaces an earlier one unless it is terminating, so the
 /// last non-terminating copy wins, else the first copy.
 /// Only `list[start..]` is touched.
-pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
+pub(crate) fn sort_and_dedup<E: Addressed>(list: &mut Vec<E>, start: usize) {
     let Some(eps) = list.get_mut(start..) else { return };
     // Usually the slices already list each address once, in order: one cheap pass, each
     // address's key computed once (equal addresses are a copy to drop, not an order), that
@@ -477,7 +576,7 @@ pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
     let mut in_order = true;
     let mut all_v4 = true;
     for e in eps.iter() {
-        let IpAddr::V4(v4) = e.ip else {
+        let IpAddr::V4(v4) = e.ip() else {
             all_v4 = false;
             break;
         };
@@ -509,7 +608,7 @@ pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
         while let Some(e) = eps.get(j)
             && e.addr() == first.addr()
         {
-            if !e.terminating {
+            if !e.terminating() {
                 chosen = *e;
             }
             j += 1;
@@ -525,10 +624,10 @@ pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
 /// The order of two IPv4 endpoints' `IP:port` texts: the addresses' keys (`v4_ip_key`), and
 /// for one address the ports' (`port_text_key`).
 #[inline]
-fn v4_text_cmp(x: &ProxyEndpoint<'_>, y: &ProxyEndpoint<'_>) -> Ordering {
-    match (x.ip, y.ip) {
+fn v4_text_cmp<E: Addressed>(x: &E, y: &E) -> Ordering {
+    match (x.ip(), y.ip()) {
         (IpAddr::V4(a), IpAddr::V4(b)) if a != b => v4_ip_key(a).cmp(&v4_ip_key(b)),
-        _ => port_text_key(x.port).cmp(&port_text_key(y.port)),
+        _ => port_text_key(x.port()).cmp(&port_text_key(y.port())),
     }
 }
 
@@ -630,8 +729,8 @@ fn port_text_key(port: u16) -> u64 {
 }
 
 /// The order of two endpoints' `IP:port` texts, without writing them out for IPv4.
-fn text_cmp(x: &ProxyEndpoint<'_>, y: &ProxyEndpoint<'_>) -> Ordering {
-    match (x.ip, y.ip) {
+fn text_cmp<E: Addressed>(x: &E, y: &E) -> Ordering {
+    match (x.ip(), y.ip()) {
         (IpAddr::V4(a), IpAddr::V4(b)) => {
             for (i, (p, q)) in a.octets().into_iter().zip(b.octets()).enumerate() {
                 let next = if i < 3 { b'.' } else { b':' };
@@ -640,7 +739,7 @@ fn text_cmp(x: &ProxyEndpoint<'_>, y: &ProxyEndpoint<'_>) -> Ordering {
                     o => return o,
                 }
             }
-            decimal_cmp(x.port, y.port, None)
+            decimal_cmp(x.port(), y.port(), None)
         }
         _ => AddrText::of(x.addr()).cmp(&AddrText::of(y.addr())),
     }

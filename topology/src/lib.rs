@@ -113,7 +113,7 @@ mod test_support;
 
 pub use allocation::{OVERLOAD_THRESHOLD, ZoneAllocation, service_overloaded, short_zones};
 pub use capacity::{Insufficiency, NodeAccount, NodeDecision, ZoneCapacity};
-pub use endpoint::{Ignored, IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
+pub use endpoint::{Ignored, IpFamily, PlainEndpoint, ProxyEndpoint, SelectOptions, ServicePortName};
 pub use error::TopologyError;
 pub use event::{Event, EventType, REASON_DISABLED, REASON_ENABLED, message};
 pub use hints::{HintsOptions, HintsOutcome, reconcile_hints};

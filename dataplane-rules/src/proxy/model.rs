@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use svcnet_model::validation::names::{parse_cidr_sloppy, parse_ip_sloppy};
 use svcnet_model::{EndpointSlice, Node, Service};
 use svcnet_topology::{
-    Categories, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, SliceIndex, proxied_ports,
+    Categories, IpFamily, NodeTopology, PlainEndpoint, PortPolicy, ProxyEndpoint, SelectOptions, SliceIndex,
+    proxied_ports,
 };
 
 use super::config::ProxyConfig;
@@ -72,6 +73,17 @@ impl Endpoint {
     /// `ip:port` as a socket address.
     pub fn addr(&self) -> SocketAddr {
         SocketAddr::new(self.ip, self.port)
+    }
+
+    fn of_plain(e: &PlainEndpoint) -> Self {
+        Endpoint {
+            ip: e.ip,
+            port: e.port,
+            is_local: e.is_local,
+            ready: e.ready,
+            serving: e.serving,
+            terminating: e.terminating,
+        }
     }
 
     fn of(e: &ProxyEndpoint<'_>) -> Self {
@@ -1096,6 +1108,8 @@ fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
 #[derive(Default)]
 struct Scratch<'a> {
     endpoints: Vec<ProxyEndpoint<'a>>,
+    /// The port's endpoints, when none has hints.
+    plain: Vec<PlainEndpoint>,
     /// The endpoints of every port built so far: each port's, then those of its narrower
     /// lists that are not all of them.
     shared: Vec<Endpoint>,
@@ -1208,56 +1222,28 @@ fn port_info<'a>(
         external_local: external_policy_local,
         externally_accessible: node_port != 0 || !external_ips.is_empty() || !load_balancer_vips.is_empty(),
     };
-    let eps = &mut scratch.endpoints;
-    eps.clear();
-    index.service_port_endpoints(eps, p, family, &node.name, *options);
-    let cats = Categories::of(eps, &policy, node, options);
-    // The port's endpoints, then its narrower lists that differ from them, go to the
-    // model's one list of endpoints; the port's lists are runs of it.
-    let shared = &mut scratch.shared;
-    let first = shared.len();
-    let (mut in_cluster, mut in_local, mut reachable) = (0, 0, 0);
-    let mut hinted = false;
-    for e in eps.iter() {
-        let c = cats.in_cluster(e, node);
-        let l = cats.in_local(e);
-        in_cluster += usize::from(c);
-        in_local += usize::from(l);
-        reachable += usize::from(c || l);
-        hinted |= !(e.zone_hints.is_empty() && e.node_hints.is_empty());
-        shared.push(Endpoint::of(e));
-    }
-    let endpoints = first..shared.len();
-    // In the cluster list (1), in the local list (2).
-    let place =
-        |e: &ProxyEndpoint<'_>| u8::from(cats.in_cluster(e, node)) | (u8::from(cats.in_local(e)) << 1);
-    let mut pick = |count: usize, mask: u8| -> std::ops::Range<usize> {
-        if count == endpoints.len() {
-            return endpoints.clone();
-        }
-        if count == 0 {
-            return 0..0;
-        }
-        let at = shared.len();
-        shared.extend(eps.iter().filter(|e| place(e) & mask != 0).map(Endpoint::of));
-        at..shared.len()
-    };
-    let cluster_endpoints = pick(in_cluster, 1);
-    let local_endpoints = pick(in_local, 2);
-    // The union holds each of the two: of its size, it is that one.
-    let all_locally_reachable = if reachable == in_cluster {
-        cluster_endpoints.clone()
-    } else if reachable == in_local {
-        local_endpoints.clone()
-    } else {
-        pick(reachable, 3)
-    };
-    scratch.spans.push([
-        endpoints,
-        cluster_endpoints,
-        local_endpoints,
-        all_locally_reachable,
-    ]);
+    // Usually no endpoint has hints: the port is read as plain endpoints (address, port and
+    // conditions), else in full, with the hints that categorize it.
+    let plain = &mut scratch.plain;
+    plain.clear();
+    let (has_endpoints, endpoint_hints_digest, lists) =
+        if index.plain_port_endpoints(plain, p, family, &node.name, *options) {
+            let eps = &mut scratch.endpoints;
+            eps.clear();
+            index.service_port_endpoints(eps, p, family, &node.name, *options);
+            let cats = Categories::of(eps, &policy, node, options);
+            let lists = push_lists(&mut scratch.shared, eps, Endpoint::of, |e| {
+                u8::from(cats.in_cluster(e, node)) | (u8::from(cats.in_local(e)) << 1)
+            });
+            (cats.has_any, hints_digest(eps), lists)
+        } else {
+            let cats = Categories::of_plain(plain, &policy);
+            let lists = push_lists(&mut scratch.shared, plain, Endpoint::of_plain, |e| {
+                u8::from(cats.in_cluster_plain(e)) | (u8::from(cats.in_local_plain(e)) << 1)
+            });
+            (cats.has_any, 0, lists)
+        };
+    scratch.spans.push(lists);
     let name = ServicePortName {
         namespace: CompactString::from(p.namespace),
         name: CompactString::from(p.name),
@@ -1293,9 +1279,58 @@ fn port_info<'a>(
         local_endpoints: EndpointList::default(),
         all_locally_reachable: EndpointList::default(),
         endpoints: EndpointList::default(),
-        has_endpoints: cats.has_any,
-        endpoint_hints_digest: if hinted { hints_digest(eps) } else { 0 },
+        has_endpoints,
+        endpoint_hints_digest,
     })
+}
+
+/// Appends a port's endpoints (`to` makes each one; `place` tells whether it is in the cluster
+/// list, 1, and in the local list, 2) to `shared`, then those of its narrower lists that are
+/// not all of them: the port's four lists (endpoints, cluster, local, reachable) as runs of
+/// `shared`.
+fn push_lists<T>(
+    shared: &mut Vec<Endpoint>,
+    items: &[T],
+    to: impl Fn(&T) -> Endpoint,
+    place: impl Fn(&T) -> u8,
+) -> [std::ops::Range<usize>; 4] {
+    let first = shared.len();
+    shared.extend(items.iter().map(&to));
+    let endpoints = first..shared.len();
+    let (mut in_cluster, mut in_local, mut reachable) = (0usize, 0usize, 0usize);
+    for t in items {
+        let pl = place(t);
+        in_cluster += usize::from(pl & 1);
+        in_local += usize::from(pl >> 1);
+        reachable += usize::from(pl != 0);
+    }
+    let mut pick = |count: usize, mask: u8| -> std::ops::Range<usize> {
+        if count == endpoints.len() {
+            return endpoints.clone();
+        }
+        if count == 0 {
+            return 0..0;
+        }
+        let at = shared.len();
+        shared.extend(items.iter().filter(|t| place(t) & mask != 0).map(&to));
+        at..shared.len()
+    };
+    let cluster_endpoints = pick(in_cluster, 1);
+    let local_endpoints = pick(in_local, 2);
+    // The union holds each of the two: of its size, it is that one.
+    let all_locally_reachable = if reachable == in_cluster {
+        cluster_endpoints.clone()
+    } else if reachable == in_local {
+        local_endpoints.clone()
+    } else {
+        pick(reachable, 3)
+    };
+    [
+        endpoints,
+        cluster_endpoints,
+        local_endpoints,
+        all_locally_reachable,
+    ]
 }
 
 /// A digest of the endpoints' hints, each endpoint's zone and node names taken as sets.
