@@ -384,15 +384,71 @@ impl<'a> SliceIndex<'a> {
         node_name: &str,
         options: SelectOptions,
     ) -> bool {
+        self.service(port.namespace, port.name, family)
+            .plain_port_endpoints(out, port.port, port.protocol, node_name, options)
+    }
+
+    /// The slices of Service `namespace/service` and `family`, looked up once for reading
+    /// several of its ports and its slices.
+    ///
+    /// ```
+    /// use svcnet_model::EndpointSlice;
+    /// use svcnet_topology::{IpFamily, SliceIndex};
+    ///
+    /// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+    ///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+    ///     "addressType":"IPv4","endpoints":[]}"#).unwrap()];
+    /// let index = SliceIndex::build(&slices);
+    /// assert_eq!(index.service("shop", "web", IpFamily::V4).slices().count(), 1);
+    /// assert_eq!(index.service("shop", "db", IpFamily::V4).slices().count(), 0);
+    /// ```
+    pub fn service(&self, namespace: &str, service: &str, family: IpFamily) -> ServiceSlices<'_, 'a> {
+        ServiceSlices {
+            index: self,
+            entries: self.run_entries(namespace, service, family),
+        }
+    }
+
+    /// How many endpoints the indexed slices hold, usable or not.
+    pub fn endpoint_count(&self) -> usize {
+        self.ips.len()
+    }
+}
+
+/// One Service's slices of one family in a [`SliceIndex`] ([`SliceIndex::service`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceSlices<'i, 'a> {
+    index: &'i SliceIndex<'a>,
+    /// Positions in the index's entries, in slice name order.
+    entries: &'i [usize],
+}
+
+impl<'i, 'a> ServiceSlices<'i, 'a> {
+    /// The slices, as [`SliceIndex::service_slices`] lists them.
+    pub fn slices(&self) -> impl Iterator<Item = &'a EndpointSlice> + 'i {
+        let index = self.index;
+        self.entries.iter().map(move |&i| index.entries[i].slice)
+    }
+
+    /// [`SliceIndex::plain_port_endpoints`] for this Service's port `port` (its name) of
+    /// protocol `protocol`.
+    pub fn plain_port_endpoints(
+        &self,
+        out: &mut Vec<PlainEndpoint>,
+        port: &str,
+        protocol: &str,
+        node_name: &str,
+        options: SelectOptions,
+    ) -> bool {
         let start = out.len();
         let mut hinted = false;
-        for e in self.run(port.namespace, port.name, family) {
+        for e in self.entries.iter().map(|&i| &self.index.entries[i]) {
             for p in e.slice.ports() {
-                if p.name.as_deref() != Some(port.port) || p.protocol() != port.protocol {
+                if p.name.as_deref() != Some(port) || p.protocol() != protocol {
                     continue;
                 }
                 let Some(number) = port_number(p) else { continue };
-                let ips = &self.ips[e.ips()];
+                let ips = &self.index.ips[e.ips()];
                 out.reserve(ips.len());
                 for (ep, ip) in e.slice.endpoints().iter().zip(ips) {
                     let Some(ip) = *ip else { continue };
@@ -414,11 +470,6 @@ impl<'a> SliceIndex<'a> {
         }
         sort_and_dedup(out, start);
         hinted
-    }
-
-    /// How many endpoints the indexed slices hold, usable or not.
-    pub fn endpoint_count(&self) -> usize {
-        self.ips.len()
     }
 }
 
@@ -477,6 +528,7 @@ fn same_text(a: &str, b: &str) -> bool {
 /// An address as kube-proxy v1.37.2 reads an endpoint address (`ParseIPSloppy`: leading
 /// zeros accepted, IPv4-mapped IPv6 read as IPv4), with a shortcut for the usual dotted
 /// quad. The canonical form is the value's `Display`.
+#[inline(always)]
 fn parse_ip(s: &str) -> Option<IpAddr> {
     match dotted_quad(s.as_bytes()) {
         Some(v4) => Some(IpAddr::V4(v4)),
@@ -498,7 +550,7 @@ pub(crate) fn parse_ip_strict(s: &str) -> Option<IpAddr> {
 ///
 /// Read octet by octet with slice patterns: each octet is its one, two or three digits
 /// (a first digit of `0` stands alone), then a dot, or the end after the fourth.
-#[inline]
+#[inline(always)]
 fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
     if b.len() < 7 || b.len() > 15 {
         return None;

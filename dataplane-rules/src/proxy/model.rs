@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use svcnet_model::validation::names::{parse_cidr_sloppy, parse_ip_sloppy};
 use svcnet_model::{EndpointSlice, Node, Service};
 use svcnet_topology::{
-    Categories, IpFamily, NodeTopology, PlainEndpoint, PortPolicy, ProxyEndpoint, SelectOptions, SliceIndex,
-    proxied_ports,
+    Categories, IpFamily, NodeTopology, PlainEndpoint, PortPolicy, ProxyEndpoint, SelectOptions,
+    ServiceSlices, SliceIndex, proxied_ports,
 };
 
 use super::config::ProxyConfig;
@@ -524,6 +524,8 @@ impl ProxyModel {
         // The digest of each Service's slices, in port order.
         let mut slice_sums: Vec<u64> = Vec::with_capacity(if unindexed.is_some() { order.len() } else { 0 });
         let mut last_service: Option<(&str, &str)> = None;
+        // The slices of the Service of the ports at hand (its ports run together).
+        let mut run: Option<((&str, &str), ServiceSlices<'_, '_>)> = None;
         for c in order.iter().filter_map(|&i| found.get(i as usize)) {
             let port = svcnet_topology::ServicePortName {
                 namespace: c.key.namespace,
@@ -531,19 +533,36 @@ impl ProxyModel {
                 port: c.key.port,
                 protocol: c.protocol,
             };
-            if let Some(info) = port_info(c.svc, &port, index, family, &topology, &options, &mut scratch) {
+            let key = (c.key.namespace, c.key.name);
+            let slices = match run {
+                Some((k, r)) if k == key => r,
+                _ => {
+                    let r = index.service(key.0, key.1, family);
+                    run = Some((key, r));
+                    r
+                }
+            };
+            if let Some(info) = port_info(
+                c.svc,
+                &port,
+                index,
+                &slices,
+                family,
+                &topology,
+                &options,
+                &mut scratch,
+            ) {
                 total_endpoints += scratch.spans.last().map_or(0, |s| s[0].len());
-                if let Some(extra) = unindexed {
-                    let key = (c.key.namespace, c.key.name);
-                    if last_service != Some(key) {
-                        last_service = Some(key);
-                        let sum = index
-                            .service_slices(key.0, key.1, family)
-                            .fold(extra.get(&key).copied().unwrap_or(0), |d, s| {
-                                d.wrapping_add(slice_digest(s))
-                            });
-                        slice_sums.push(sum);
-                    }
+                if let Some(extra) = unindexed
+                    && last_service != Some(key)
+                {
+                    last_service = Some(key);
+                    let sum = slices
+                        .slices()
+                        .fold(extra.get(&key).copied().unwrap_or(0), |d, s| {
+                            d.wrapping_add(slice_digest(s))
+                        });
+                    slice_sums.push(sum);
                 }
                 ports.push(info);
             }
@@ -1137,10 +1156,12 @@ fn cluster_ip(svc: &Service, family: IpFamily) -> Option<IpAddr> {
 
 /// One service port's info, or `None` when kube-proxy would not program it.
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn port_info<'a>(
     svc: &Service,
     p: &svcnet_topology::ServicePortName<'_>,
     index: &SliceIndex<'a>,
+    slices: &ServiceSlices<'_, 'a>,
     family: IpFamily,
     node: &NodeTopology,
     options: &SelectOptions,
@@ -1227,7 +1248,7 @@ fn port_info<'a>(
     let plain = &mut scratch.plain;
     plain.clear();
     let (has_endpoints, endpoint_hints_digest, lists) =
-        if index.plain_port_endpoints(plain, p, family, &node.name, *options) {
+        if slices.plain_port_endpoints(plain, p.port, p.protocol, &node.name, *options) {
             let eps = &mut scratch.endpoints;
             eps.clear();
             index.service_port_endpoints(eps, p, family, &node.name, *options);
@@ -1398,6 +1419,7 @@ mod tests {
                 svc,
                 &p.name,
                 index,
+                &index.service(p.name.namespace, p.name.name, family),
                 family,
                 &topology,
                 &options,
