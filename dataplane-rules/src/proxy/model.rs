@@ -542,7 +542,7 @@ impl ProxyModel {
                     r
                 }
             };
-            if let Some(info) = port_info(
+            if port_info_into(
                 c.svc,
                 &port,
                 index,
@@ -551,7 +551,10 @@ impl ProxyModel {
                 &topology,
                 &options,
                 &mut scratch,
-            ) {
+                &mut ports,
+            )
+            .is_some()
+            {
                 total_endpoints += scratch.spans.last().map_or(0, |s| s[0].len());
                 if let Some(extra) = unindexed
                     && last_service != Some(key)
@@ -564,7 +567,6 @@ impl ProxyModel {
                         });
                     slice_sums.push(sum);
                 }
-                ports.push(info);
             }
         }
         // One allocation holds every port's endpoints.
@@ -1155,7 +1157,7 @@ fn cluster_ip(svc: &Service, family: IpFamily) -> Option<IpAddr> {
 }
 
 /// One service port's info, or `None` when kube-proxy would not program it.
-#[inline(never)]
+#[cfg(test)]
 #[allow(clippy::too_many_arguments)]
 fn port_info<'a>(
     svc: &Service,
@@ -1167,6 +1169,26 @@ fn port_info<'a>(
     options: &SelectOptions,
     scratch: &mut Scratch<'a>,
 ) -> Option<ServicePortInfo> {
+    let mut out = Vec::with_capacity(1);
+    port_info_into(svc, p, index, slices, family, node, options, scratch, &mut out)?;
+    out.pop()
+}
+
+/// Appends one service port's info to `out` (built in place), or gives `None` when
+/// kube-proxy would not program it.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn port_info_into<'a>(
+    svc: &Service,
+    p: &svcnet_topology::ServicePortName<'_>,
+    index: &SliceIndex<'a>,
+    slices: &ServiceSlices<'_, 'a>,
+    family: IpFamily,
+    node: &NodeTopology,
+    options: &SelectOptions,
+    scratch: &mut Scratch<'a>,
+    out: &mut Vec<ServicePortInfo>,
+) -> Option<()> {
     let spec = svc.spec();
     let protocol = Protocol::parse(p.protocol)?;
     let cluster_ip = cluster_ip(svc, family)?;
@@ -1181,13 +1203,15 @@ fn port_info<'a>(
     // absent type is defaulted to ClusterIP); kube-oracle, like kube-proxy's tests, feeds it
     // undefaulted, and an absent type is then not ClusterIP (`ExternallyAccessible`).
     let typ = spec.type_.as_deref().unwrap_or("");
-    let external_ips: Vec<IpAddr> = spec
-        .external_ips
-        .iter()
-        .flatten()
-        .filter_map(|s| parse_ip_sloppy(s))
-        .filter(|ip| of_family(*ip, family))
-        .collect();
+    // Most Services have neither external IPs nor load-balancer ingress: no list is built.
+    let external_ips: Vec<IpAddr> = match spec.external_ips.as_deref() {
+        None | Some([]) => Vec::new(),
+        Some(list) => list
+            .iter()
+            .filter_map(|s| parse_ip_sloppy(s))
+            .filter(|ip| of_family(*ip, family))
+            .collect(),
+    };
     let externally_accessible_type = typ == "LoadBalancer"
         || typ == "NodePort"
         || (typ == "ClusterIP" && !spec.external_ips.as_deref().unwrap_or(&[]).is_empty());
@@ -1212,17 +1236,20 @@ fn port_info<'a>(
     if zero {
         source_ranges.clear();
     }
-    let load_balancer_vips: Vec<IpAddr> = svc
+    let load_balancer_vips: Vec<IpAddr> = match svc
         .status
         .as_ref()
         .and_then(|s| s.load_balancer.as_ref())
-        .and_then(|lb| lb.ingress.as_ref())
-        .into_iter()
-        .flatten()
-        .filter(|ing| ing.ip_mode.as_deref().is_none_or(|m| m == "VIP"))
-        .filter_map(|ing| parse_ip_sloppy(ing.ip.as_deref().filter(|s| !s.is_empty())?))
-        .filter(|ip| of_family(*ip, family))
-        .collect();
+        .and_then(|lb| lb.ingress.as_deref())
+    {
+        None | Some([]) => Vec::new(),
+        Some(ingress) => ingress
+            .iter()
+            .filter(|ing| ing.ip_mode.as_deref().is_none_or(|m| m == "VIP"))
+            .filter_map(|ing| parse_ip_sloppy(ing.ip.as_deref().filter(|s| !s.is_empty())?))
+            .filter(|ip| of_family(*ip, family))
+            .collect(),
+    };
     let session_affinity_timeout = (spec.session_affinity.as_deref() == Some("ClientIP")).then(|| {
         spec.session_affinity_config
             .as_ref()
@@ -1281,7 +1308,7 @@ fn port_info<'a>(
         text.push_str(p.port);
     }
     let name_string = CompactString::from(text.as_str());
-    Some(ServicePortInfo {
+    out.push(ServicePortInfo {
         name_string,
         name,
         protocol,
@@ -1302,7 +1329,8 @@ fn port_info<'a>(
         endpoints: EndpointList::default(),
         has_endpoints,
         endpoint_hints_digest,
-    })
+    });
+    Some(())
 }
 
 /// Appends a port's endpoints (`to` makes each one; `place` tells whether it is in the cluster
