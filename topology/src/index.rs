@@ -536,6 +536,12 @@ fn parse_ip(s: &str) -> Option<IpAddr> {
     }
 }
 
+/// True when `s` is a dotted quad as IPv4 addresses are printed: what both the standard and
+/// the lenient parser read as that IPv4 address.
+pub(crate) fn is_dotted_quad(s: &str) -> bool {
+    dotted_quad(s.as_bytes()).is_some()
+}
+
 /// An address as std reads it (no leading zeros, no IPv4-mapped shortcut), with the
 /// dotted-quad shortcut (which accepts only what std accepts, reading it the same way).
 pub(crate) fn parse_ip_strict(s: &str) -> Option<IpAddr> {

@@ -10,7 +10,9 @@ use svcnet_model::{EndpointSlice, Service, ServicePort};
 
 use crate::endpoint::{IpFamily, PlainEndpoint, ProxyEndpoint, SelectOptions, ServicePortName};
 use crate::index::SliceIndex;
-use crate::proxy::{Families, NodeTopology, PortPolicy, cluster_ips_unallocated, service_families};
+use crate::proxy::{
+    Families, NodeTopology, PortPolicy, cluster_ips_unallocated, plain_v4_cluster_ip, service_families,
+};
 
 /// How hints narrowed the cluster endpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
@@ -504,6 +506,7 @@ pub fn proxied_ports(services: &[Service]) -> impl Iterator<Item = (&Service, &S
         services: services.iter(),
         svc: None,
         unallocated: false,
+        plain_v4: false,
         families: Families::default(),
         ports: &[],
         port: 0,
@@ -516,6 +519,9 @@ struct ProxiedPorts<'a> {
     services: std::slice::Iter<'a, Service>,
     svc: Option<&'a Service>,
     unallocated: bool,
+    /// The Service has only `clusterIP`, a canonical IPv4 address (`plain_v4_cluster_ip`):
+    /// its one family is IPv4, its cluster IP of it that address.
+    plain_v4: bool,
     families: Families,
     ports: &'a [ServicePort],
     port: usize,
@@ -531,7 +537,10 @@ impl<'a> Iterator for ProxiedPorts<'a> {
                 while let Some(p) = self.ports.get(self.port) {
                     while let Some(f) = self.families.get(self.family) {
                         self.family += 1;
-                        if self.unallocated || svc.cluster_ip_for_family(f.as_str()).is_some() {
+                        if self.unallocated
+                            || self.plain_v4
+                            || svc.cluster_ip_for_family(f.as_str()).is_some()
+                        {
                             return Some((svc, p, f));
                         }
                     }
@@ -548,7 +557,12 @@ impl<'a> Iterator for ProxiedPorts<'a> {
                 continue;
             }
             self.svc = Some(svc);
-            self.families = service_families(svc);
+            self.plain_v4 = plain_v4_cluster_ip(svc);
+            self.families = if self.plain_v4 {
+                Families::v4()
+            } else {
+                service_families(svc)
+            };
             self.ports = svc.spec().ports();
             self.port = 0;
             self.family = 0;
