@@ -83,6 +83,39 @@ fn node_names<S: Serializer>(v: &&[ForNode], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(v.iter().map(|n| n.name.as_str()))
 }
 
+/// An endpoint as [`ProxyEndpoint`] has it, without its node, zone and hints: what a proxy
+/// needs of the endpoints of a service port none of whose endpoints has hints
+/// ([`SliceIndex::plain_port_endpoints`](crate::SliceIndex::plain_port_endpoints)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlainEndpoint {
+    /// The address (canonical).
+    pub ip: IpAddr,
+    /// The port.
+    pub port: u16,
+    /// On the proxy's node.
+    pub is_local: bool,
+    /// Ready (absent reads as ready).
+    pub ready: bool,
+    /// Serving (absent reads as serving).
+    pub serving: bool,
+    /// Terminating (absent reads as not terminating).
+    pub terminating: bool,
+}
+
+impl From<&ProxyEndpoint<'_>> for PlainEndpoint {
+    fn from(e: &ProxyEndpoint<'_>) -> Self {
+        PlainEndpoint {
+            ip: e.ip,
+            port: e.port,
+            is_local: e.is_local,
+            ready: e.ready,
+            serving: e.serving,
+            terminating: e.terminating,
+        }
+    }
+}
+
 impl ProxyEndpoint<'_> {
     /// `IP:port` (`[IPv6]:port`): the proxy's identity of the endpoint.
     pub fn addr(&self) -> SocketAddr {

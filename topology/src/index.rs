@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use svcnet_model::{EndpointPort, EndpointSlice};
 
-use crate::endpoint::{Ignored, IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
+use crate::endpoint::{Ignored, IpFamily, PlainEndpoint, ProxyEndpoint, SelectOptions, ServicePortName};
 use svcnet_model::hash::{KeyedMap, KeyedState, keyed_map};
 
 /// (namespace, Service name), borrowed from a slice.
@@ -352,9 +352,124 @@ impl<'a> SliceIndex<'a> {
         );
     }
 
+    /// [`SliceIndex::service_port_endpoints`] without names and hints: appends to `out` the
+    /// endpoints of service port `port` for the proxier of `family` on node `node_name`, in the
+    /// same order, as [`PlainEndpoint`]s. Returns `true` when one of them has hints the proxy
+    /// reads (zone hints, or node hints under `options.node_hints`): `out` then lacks what
+    /// [`Categories::of`](crate::Categories::of) needs, and the caller should read the port
+    /// through [`SliceIndex::service_port_endpoints`] instead; with `false`,
+    /// [`Categories::of_plain`](crate::Categories::of_plain) categorizes `out`.
+    ///
+    /// ```
+    /// use svcnet_model::EndpointSlice;
+    /// use svcnet_topology::{IpFamily, SelectOptions, ServicePortName, SliceIndex};
+    ///
+    /// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+    ///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+    ///     "addressType":"IPv4","ports":[{"name":"","port":8080}],
+    ///     "endpoints":[{"addresses":["10.0.0.10"]},{"addresses":["10.0.0.9"],"nodeName":"n1"}]}"#).unwrap()];
+    /// let index = SliceIndex::build(&slices);
+    /// let port = ServicePortName { namespace: "shop", name: "web", port: "", protocol: "TCP" };
+    /// let mut out = Vec::new();
+    /// let hinted = index.plain_port_endpoints(&mut out, &port, IpFamily::V4, "n1", SelectOptions::default());
+    /// assert!(!hinted);
+    /// assert_eq!(out[1].ip.to_string(), "10.0.0.9");
+    /// assert!(out[1].is_local && !out[0].is_local);
+    /// ```
+    pub fn plain_port_endpoints(
+        &self,
+        out: &mut Vec<PlainEndpoint>,
+        port: &ServicePortName<'_>,
+        family: IpFamily,
+        node_name: &str,
+        options: SelectOptions,
+    ) -> bool {
+        self.service(port.namespace, port.name, family)
+            .plain_port_endpoints(out, port.port, port.protocol, node_name, options)
+    }
+
+    /// The slices of Service `namespace/service` and `family`, looked up once for reading
+    /// several of its ports and its slices.
+    ///
+    /// ```
+    /// use svcnet_model::EndpointSlice;
+    /// use svcnet_topology::{IpFamily, SliceIndex};
+    ///
+    /// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+    ///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+    ///     "addressType":"IPv4","endpoints":[]}"#).unwrap()];
+    /// let index = SliceIndex::build(&slices);
+    /// assert_eq!(index.service("shop", "web", IpFamily::V4).slices().count(), 1);
+    /// assert_eq!(index.service("shop", "db", IpFamily::V4).slices().count(), 0);
+    /// ```
+    pub fn service(&self, namespace: &str, service: &str, family: IpFamily) -> ServiceSlices<'_, 'a> {
+        ServiceSlices {
+            index: self,
+            entries: self.run_entries(namespace, service, family),
+        }
+    }
+
     /// How many endpoints the indexed slices hold, usable or not.
     pub fn endpoint_count(&self) -> usize {
         self.ips.len()
+    }
+}
+
+/// One Service's slices of one family in a [`SliceIndex`] ([`SliceIndex::service`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ServiceSlices<'i, 'a> {
+    index: &'i SliceIndex<'a>,
+    /// Positions in the index's entries, in slice name order.
+    entries: &'i [usize],
+}
+
+impl<'i, 'a> ServiceSlices<'i, 'a> {
+    /// The slices, as [`SliceIndex::service_slices`] lists them.
+    pub fn slices(&self) -> impl Iterator<Item = &'a EndpointSlice> + 'i {
+        let index = self.index;
+        self.entries.iter().map(move |&i| index.entries[i].slice)
+    }
+
+    /// [`SliceIndex::plain_port_endpoints`] for this Service's port `port` (its name) of
+    /// protocol `protocol`.
+    pub fn plain_port_endpoints(
+        &self,
+        out: &mut Vec<PlainEndpoint>,
+        port: &str,
+        protocol: &str,
+        node_name: &str,
+        options: SelectOptions,
+    ) -> bool {
+        let start = out.len();
+        let mut hinted = false;
+        for e in self.entries.iter().map(|&i| &self.index.entries[i]) {
+            for p in e.slice.ports() {
+                if p.name.as_deref() != Some(port) || p.protocol() != protocol {
+                    continue;
+                }
+                let Some(number) = port_number(p) else { continue };
+                let ips = &self.index.ips[e.ips()];
+                out.reserve(ips.len());
+                for (ep, ip) in e.slice.endpoints().iter().zip(ips) {
+                    let Some(ip) = *ip else { continue };
+                    if let Some(h) = ep.hints.as_ref() {
+                        hinted |= h.for_zones.as_deref().is_some_and(|z| !z.is_empty())
+                            || (options.node_hints && h.for_nodes.as_deref().is_some_and(|n| !n.is_empty()));
+                    }
+                    out.push(PlainEndpoint {
+                        ip,
+                        port: number,
+                        is_local: !node_name.is_empty()
+                            && ep.node_name.as_deref().is_some_and(|n| same_text(n, node_name)),
+                        ready: ep.conditions.is_ready(),
+                        serving: ep.conditions.is_serving(),
+                        terminating: ep.conditions.is_terminating(),
+                    });
+                }
+            }
+        }
+        sort_and_dedup(out, start);
+        hinted
     }
 }
 
@@ -368,6 +483,7 @@ pub(crate) fn push_endpoints<'a>(
     ips: &[Option<IpAddr>],
     number: u16,
 ) {
+    out.reserve(ips.len());
     for (ep, ip) in slice.endpoints().iter().zip(ips) {
         let Some(ip) = *ip else { continue };
         let hints = ep.hints.as_ref();
@@ -376,12 +492,13 @@ pub(crate) fn push_endpoints<'a>(
         } else {
             &[]
         };
+        let ep_node = ep.node_name.as_deref();
         out.push(ProxyEndpoint {
             ip,
             port: number,
-            node_name: ep.node_name.as_deref(),
+            node_name: ep_node,
             zone: ep.zone.as_deref(),
-            is_local: !node_name.is_empty() && ep.node_name.as_deref() == Some(node_name),
+            is_local: !node_name.is_empty() && ep_node.is_some_and(|n| same_text(n, node_name)),
             ready: ep.conditions.is_ready(),
             serving: ep.conditions.is_serving(),
             terminating: ep.conditions.is_terminating(),
@@ -391,14 +508,38 @@ pub(crate) fn push_endpoints<'a>(
     }
 }
 
+/// `a == b`, for short texts (node names) without a call to `memcmp`: texts of 4 to 16
+/// bytes are compared as two overlapping words each.
+#[inline]
+fn same_text(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let w8 = |c: Option<&[u8; 8]>| c.map(|c| u64::from_le_bytes(*c));
+    let w4 = |c: Option<&[u8; 4]>| c.map(|c| u32::from_le_bytes(*c));
+    match a.len() {
+        8..=16 => w8(a.first_chunk()) == w8(b.first_chunk()) && w8(a.last_chunk()) == w8(b.last_chunk()),
+        4..8 => w4(a.first_chunk()) == w4(b.first_chunk()) && w4(a.last_chunk()) == w4(b.last_chunk()),
+        _ => a == b,
+    }
+}
+
 /// An address as kube-proxy v1.37.2 reads an endpoint address (`ParseIPSloppy`: leading
 /// zeros accepted, IPv4-mapped IPv6 read as IPv4), with a shortcut for the usual dotted
 /// quad. The canonical form is the value's `Display`.
+#[inline(always)]
 fn parse_ip(s: &str) -> Option<IpAddr> {
     match dotted_quad(s.as_bytes()) {
         Some(v4) => Some(IpAddr::V4(v4)),
         None => svcnet_model::validation::names::parse_ip_sloppy(s),
     }
+}
+
+/// True when `s` is a dotted quad as IPv4 addresses are printed: what both the standard and
+/// the lenient parser read as that IPv4 address.
+pub(crate) fn is_dotted_quad(s: &str) -> bool {
+    dotted_quad(s.as_bytes()).is_some()
 }
 
 /// An address as std reads it (no leading zeros, no IPv4-mapped shortcut), with the
@@ -412,59 +553,97 @@ pub(crate) fn parse_ip_strict(s: &str) -> Option<IpAddr> {
 
 /// Four decimal octets separated by dots, each 1 to 3 digits, at most 255, without a leading
 /// zero: a subset of what the standard parser accepts (anything else is left to it).
-#[inline]
+///
+/// Read octet by octet with slice patterns: each octet is its one, two or three digits
+/// (a first digit of `0` stands alone), then a dot, or the end after the fourth.
+#[inline(always)]
 fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
     if b.len() < 7 || b.len() > 15 {
         return None;
     }
-    let digit = |at: usize| match b.get(at) {
-        Some(&c) if c.is_ascii_digit() => Some(u32::from(c - b'0')),
-        _ => None,
-    };
-    let mut octets = [0u8; 4];
-    let mut at = 0;
-    for (k, slot) in octets.iter_mut().enumerate() {
-        if k > 0 {
-            if b.get(at) != Some(&b'.') {
-                return None;
+    let d = |c: u8| u32::from(c.wrapping_sub(b'0'));
+    let mut bits = 0u32;
+    let mut rest = b;
+    for k in 0..4 {
+        let (value, tail) = match rest {
+            [a @ b'1'..=b'9', m @ b'0'..=b'9', z @ b'0'..=b'9', tail @ ..] => {
+                (d(*a) * 100 + d(*m) * 10 + d(*z), tail)
             }
-            at += 1;
+            [a @ b'1'..=b'9', z @ b'0'..=b'9', tail @ ..] => (d(*a) * 10 + d(*z), tail),
+            [z @ b'0'..=b'9', tail @ ..] => (d(*z), tail),
+            _ => return None,
+        };
+        if value > 255 {
+            return None;
         }
-        let mut value = digit(at)?;
-        at += 1;
-        // A leading zero stands alone (then a digit after it fails the dot or end check).
-        if value != 0
-            && let Some(d) = digit(at)
-        {
-            value = value * 10 + d;
-            at += 1;
-            if let Some(d) = digit(at) {
-                value = value * 10 + d;
-                at += 1;
-            }
-        }
-        *slot = u8::try_from(value).ok()?;
+        bits = (bits << 8) | value;
+        rest = match tail {
+            [b'.', next @ ..] if k < 3 => next,
+            [] if k == 3 => tail,
+            _ => return None,
+        };
     }
-    (at == b.len()).then(|| Ipv4Addr::from(octets))
+    Some(Ipv4Addr::from_bits(bits))
+}
+
+/// What sorting and deduplicating endpoints reads of each: its address and whether it is
+/// terminating.
+pub(crate) trait Addressed: Copy {
+    fn ip(&self) -> IpAddr;
+    fn port(&self) -> u16;
+    fn terminating(&self) -> bool;
+    fn addr(&self) -> SocketAddr {
+        SocketAddr::new(self.ip(), self.port())
+    }
+}
+
+impl Addressed for ProxyEndpoint<'_> {
+    fn ip(&self) -> IpAddr {
+        self.ip
+    }
+    fn port(&self) -> u16 {
+        self.port
+    }
+    fn terminating(&self) -> bool {
+        self.terminating
+    }
+}
+
+impl Addressed for PlainEndpoint {
+    fn ip(&self) -> IpAddr {
+        self.ip
+    }
+    fn port(&self) -> u16 {
+        self.port
+    }
+    fn terminating(&self) -> bool {
+        self.terminating
+    }
 }
 
 /// Sorts endpoints by `IP:port` text and keeps one per address as kube-proxy v1.37.2's
 /// `addEndpoints` does: a later copy replaces an earlier one unless it is terminating, so the
 /// last non-terminating copy wins, else the first copy.
 /// Only `list[start..]` is touched.
-pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
+pub(crate) fn sort_and_dedup<E: Addressed>(list: &mut Vec<E>, start: usize) {
     let Some(eps) = list.get_mut(start..) else { return };
-    if eps.iter().all(|e| e.ip.is_ipv4()) {
-        // Usually the slices already list each address once, in order: one cheap pass, each
-        // address's key computed once (equal addresses are a copy to drop, not an order).
-        let mut prev: Option<u64> = None;
-        let in_order = eps.iter().all(|e| {
-            let IpAddr::V4(v4) = e.ip else { return false };
-            let key = v4_ip_key(v4);
-            let ok = prev.is_none_or(|p| p < key);
-            prev = Some(key);
-            ok
-        });
+    // Usually the slices already list each address once, in order: one cheap pass, each
+    // address's key computed once (equal addresses are a copy to drop, not an order), that
+    // also tells whether all are IPv4.
+    let mut prev = 0u64;
+    let mut in_order = true;
+    let mut all_v4 = true;
+    for e in eps.iter() {
+        let IpAddr::V4(v4) = e.ip() else {
+            all_v4 = false;
+            break;
+        };
+        // Keys are never 0 (each octet's key is), so the first is above `prev`.
+        let key = v4_ip_key(v4);
+        in_order &= prev < key;
+        prev = key;
+    }
+    if all_v4 {
         if in_order {
             return;
         }
@@ -487,7 +666,7 @@ pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
         while let Some(e) = eps.get(j)
             && e.addr() == first.addr()
         {
-            if !e.terminating {
+            if !e.terminating() {
                 chosen = *e;
             }
             j += 1;
@@ -503,10 +682,10 @@ pub(crate) fn sort_and_dedup(list: &mut Vec<ProxyEndpoint<'_>>, start: usize) {
 /// The order of two IPv4 endpoints' `IP:port` texts: the addresses' keys (`v4_ip_key`), and
 /// for one address the ports' (`port_text_key`).
 #[inline]
-fn v4_text_cmp(x: &ProxyEndpoint<'_>, y: &ProxyEndpoint<'_>) -> Ordering {
-    match (x.ip, y.ip) {
+fn v4_text_cmp<E: Addressed>(x: &E, y: &E) -> Ordering {
+    match (x.ip(), y.ip()) {
         (IpAddr::V4(a), IpAddr::V4(b)) if a != b => v4_ip_key(a).cmp(&v4_ip_key(b)),
-        _ => port_text_key(x.port).cmp(&port_text_key(y.port)),
+        _ => port_text_key(x.port()).cmp(&port_text_key(y.port())),
     }
 }
 
@@ -608,8 +787,8 @@ fn port_text_key(port: u16) -> u64 {
 }
 
 /// The order of two endpoints' `IP:port` texts, without writing them out for IPv4.
-fn text_cmp(x: &ProxyEndpoint<'_>, y: &ProxyEndpoint<'_>) -> Ordering {
-    match (x.ip, y.ip) {
+fn text_cmp<E: Addressed>(x: &E, y: &E) -> Ordering {
+    match (x.ip(), y.ip()) {
         (IpAddr::V4(a), IpAddr::V4(b)) => {
             for (i, (p, q)) in a.octets().into_iter().zip(b.octets()).enumerate() {
                 let next = if i < 3 { b'.' } else { b':' };
@@ -618,7 +797,7 @@ fn text_cmp(x: &ProxyEndpoint<'_>, y: &ProxyEndpoint<'_>) -> Ordering {
                     o => return o,
                 }
             }
-            decimal_cmp(x.port, y.port, None)
+            decimal_cmp(x.port(), y.port(), None)
         }
         _ => AddrText::of(x.addr()).cmp(&AddrText::of(y.addr())),
     }
@@ -859,6 +1038,39 @@ mod tests {
                     v4_text_key(&p).cmp(&v4_text_key(&q)),
                     p.to_string().cmp(&q.to_string())
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn same_text_is_text_equality() {
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcd",
+            "abce",
+            "node-1",
+            "node-2",
+            "node-12",
+            "node-13",
+            "node-1x",
+            "abcdefgh",
+            "abcdefgi",
+            "bbcdefgh",
+            "node-123456789",
+            "node-123456780",
+            "xode-123456789",
+            "0123456789abcdef",
+            "0123456789abcdeg",
+            "1123456789abcdef",
+            "0123456789abcdefg",
+            "0123456789abcdefh",
+        ];
+        for a in texts {
+            for b in texts {
+                assert_eq!(same_text(a, b), a == b, "{a:?} {b:?}");
             }
         }
     }

@@ -113,11 +113,11 @@ mod test_support;
 
 pub use allocation::{OVERLOAD_THRESHOLD, ZoneAllocation, service_overloaded, short_zones};
 pub use capacity::{Insufficiency, NodeAccount, NodeDecision, ZoneCapacity};
-pub use endpoint::{Ignored, IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
+pub use endpoint::{Ignored, IpFamily, PlainEndpoint, ProxyEndpoint, SelectOptions, ServicePortName};
 pub use error::TopologyError;
 pub use event::{Event, EventType, REASON_DISABLED, REASON_ENABLED, message};
 pub use hints::{HintsOptions, HintsOutcome, reconcile_hints};
-pub use index::SliceIndex;
+pub use index::{ServiceSlices, SliceIndex};
 pub use mechanism::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, AnnotationSeen, Mechanism, MechanismChoice,
     TrafficDistribution, TrafficDistributionSeen, choose_mechanism,

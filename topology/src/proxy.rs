@@ -202,6 +202,20 @@ pub(crate) fn service_families(service: &Service) -> Families {
     out
 }
 
+/// True when a Service has neither `spec.ipFamilies` nor `spec.clusterIPs`, and its
+/// `spec.clusterIP` is a dotted quad as IPv4 addresses are printed (which every parser reads
+/// alike): its families are then IPv4 alone ([`service_families`]), and its cluster IP of
+/// IPv4 is `spec.clusterIP` (`Service::cluster_ip_for_family`), without parsing it again.
+pub(crate) fn plain_v4_cluster_ip(service: &Service) -> bool {
+    let spec = service.spec();
+    spec.ip_families.as_deref().is_none_or(<[_]>::is_empty)
+        && spec.cluster_ips.as_deref().is_none_or(<[_]>::is_empty)
+        && spec
+            .cluster_ip
+            .as_deref()
+            .is_some_and(crate::index::is_dotted_quad)
+}
+
 /// A short list of families, on the stack unless a (malformed) Service names more than two.
 #[derive(Debug, Default)]
 pub(crate) struct Families {
@@ -210,6 +224,14 @@ pub(crate) struct Families {
 }
 
 impl Families {
+    /// IPv4 alone.
+    pub(crate) fn v4() -> Self {
+        Families {
+            head: [Some(IpFamily::V4), None],
+            tail: Vec::new(),
+        }
+    }
+
     fn push(&mut self, f: IpFamily) {
         if self.iter().last() == Some(f) {
             return;
@@ -240,4 +262,59 @@ impl Families {
 pub(crate) fn cluster_ips_unallocated(service: &Service) -> bool {
     let spec = service.spec();
     spec.cluster_ip.is_none() && spec.cluster_ips.as_deref().is_none_or(<[_]>::is_empty)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Where the shortcut applies, it gives what the full reading gives: IPv4 alone, with
+    /// `spec.clusterIP` as its cluster IP; and it applies to the usual Service.
+    #[test]
+    fn plain_v4_cluster_ips_read_as_the_full_reading_does() {
+        let texts = [
+            "10.0.0.1",
+            "010.0.0.1",
+            "10.0.0.01",
+            "1.2.3.4",
+            "255.255.255.255",
+            "0.0.0.0",
+            "1.2.3.256",
+            "fd00::1",
+            "::ffff:1.2.3.4",
+            "None",
+            "",
+            "bogus",
+            "1.2.3",
+            " 1.2.3.4",
+        ];
+        let mut applied = 0;
+        for text in texts {
+            for extra in [
+                serde_json::json!({}),
+                serde_json::json!({"clusterIPs": [text]}),
+                serde_json::json!({"clusterIPs": []}),
+                serde_json::json!({"ipFamilies": []}),
+                serde_json::json!({"ipFamilies": ["IPv6"], "clusterIPs": ["fd00::1"]}),
+            ] {
+                let mut spec = extra.clone();
+                spec["clusterIP"] = serde_json::json!(text);
+                let svc: Service = serde_json::from_value(
+                    serde_json::json!({"metadata": {"name": "a", "namespace": "ns"}, "spec": spec}),
+                )
+                .unwrap();
+                if !plain_v4_cluster_ip(&svc) {
+                    continue;
+                }
+                applied += 1;
+                let families: Vec<IpFamily> = service_families(&svc).iter().collect();
+                assert_eq!(families, [IpFamily::V4], "{text:?} {extra}");
+                assert_eq!(svc.cluster_ip_for_family("IPv4"), Some(text), "{text:?} {extra}");
+                assert_eq!(svc.cluster_ip_for_family("IPv6"), None, "{text:?} {extra}");
+                assert!(!cluster_ips_unallocated(&svc) && !svc.skipped_by_proxy());
+            }
+        }
+        // Four canonical addresses, each alone or with an empty `clusterIPs` or `ipFamilies`.
+        assert_eq!(applied, 12);
+    }
 }

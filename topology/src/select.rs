@@ -8,9 +8,11 @@ use std::ops::Range;
 use serde::Serialize;
 use svcnet_model::{EndpointSlice, Service, ServicePort};
 
-use crate::endpoint::{IpFamily, ProxyEndpoint, SelectOptions, ServicePortName};
+use crate::endpoint::{IpFamily, PlainEndpoint, ProxyEndpoint, SelectOptions, ServicePortName};
 use crate::index::SliceIndex;
-use crate::proxy::{Families, NodeTopology, PortPolicy, cluster_ips_unallocated, service_families};
+use crate::proxy::{
+    Families, NodeTopology, PortPolicy, cluster_ips_unallocated, plain_v4_cluster_ip, service_families,
+};
 
 /// How hints narrowed the cluster endpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
@@ -227,6 +229,60 @@ impl Categories {
             }
         }
         c
+    }
+
+    /// [`Categories::of`] for endpoints without hints the proxy reads, as
+    /// [`SliceIndex::plain_port_endpoints`] lists them when it returns `false` (the topology is
+    /// then never narrowed). Use [`Categories::in_cluster_plain`] and
+    /// [`Categories::in_local_plain`] with it.
+    pub fn of_plain(endpoints: &[PlainEndpoint], policy: &PortPolicy) -> Self {
+        let mut c = Categories {
+            uses_cluster: policy.uses_cluster(),
+            uses_local: policy.uses_local(),
+            ..Categories::default()
+        };
+        if endpoints.is_empty() {
+            return c;
+        }
+        let fallback = |e: &PlainEndpoint| e.serving && e.terminating;
+        if c.uses_cluster {
+            if endpoints.iter().any(|e| e.ready) {
+                c.has_any = true;
+            } else {
+                c.cluster_terminating_fallback = endpoints.iter().any(fallback);
+                c.has_any = c.cluster_terminating_fallback;
+            }
+        }
+        if c.uses_local {
+            c.has_any |= endpoints.iter().any(|e| e.ready || fallback(e));
+            if !endpoints.iter().any(|e| e.is_local && e.ready) {
+                c.local_terminating_fallback = endpoints.iter().any(|e| e.is_local && fallback(e));
+            }
+        }
+        c
+    }
+
+    /// [`Categories::in_cluster`] for categories of [`Categories::of_plain`].
+    #[inline]
+    pub fn in_cluster_plain(&self, e: &PlainEndpoint) -> bool {
+        self.uses_cluster
+            && if self.cluster_terminating_fallback {
+                e.serving && e.terminating
+            } else {
+                e.ready
+            }
+    }
+
+    /// [`Categories::in_local`] for categories of [`Categories::of_plain`].
+    #[inline]
+    pub fn in_local_plain(&self, e: &PlainEndpoint) -> bool {
+        self.uses_local
+            && e.is_local
+            && if self.local_terminating_fallback {
+                e.serving && e.terminating
+            } else {
+                e.ready
+            }
     }
 
     /// Whether `e` is among the cluster endpoints (never, when they are not used).
@@ -450,6 +506,7 @@ pub fn proxied_ports(services: &[Service]) -> impl Iterator<Item = (&Service, &S
         services: services.iter(),
         svc: None,
         unallocated: false,
+        plain_v4: false,
         families: Families::default(),
         ports: &[],
         port: 0,
@@ -462,6 +519,9 @@ struct ProxiedPorts<'a> {
     services: std::slice::Iter<'a, Service>,
     svc: Option<&'a Service>,
     unallocated: bool,
+    /// The Service has only `clusterIP`, a canonical IPv4 address (`plain_v4_cluster_ip`):
+    /// its one family is IPv4, its cluster IP of it that address.
+    plain_v4: bool,
     families: Families,
     ports: &'a [ServicePort],
     port: usize,
@@ -477,7 +537,10 @@ impl<'a> Iterator for ProxiedPorts<'a> {
                 while let Some(p) = self.ports.get(self.port) {
                     while let Some(f) = self.families.get(self.family) {
                         self.family += 1;
-                        if self.unallocated || svc.cluster_ip_for_family(f.as_str()).is_some() {
+                        if self.unallocated
+                            || self.plain_v4
+                            || svc.cluster_ip_for_family(f.as_str()).is_some()
+                        {
                             return Some((svc, p, f));
                         }
                     }
@@ -494,7 +557,12 @@ impl<'a> Iterator for ProxiedPorts<'a> {
                 continue;
             }
             self.svc = Some(svc);
-            self.families = service_families(svc);
+            self.plain_v4 = plain_v4_cluster_ip(svc);
+            self.families = if self.plain_v4 {
+                Families::v4()
+            } else {
+                service_families(svc)
+            };
             self.ports = svc.spec().ports();
             self.port = 0;
             self.family = 0;
@@ -519,6 +587,45 @@ mod tests {
     use svcnet_model::{ForNode, ForZone};
 
     use super::*;
+
+    proptest::proptest! {
+        /// Without hints, the plain categories are the categories, endpoint by endpoint.
+        #[test]
+        fn plain_categories_are_the_categories_without_hints(
+            flags in proptest::collection::vec(0u8..16, 0..8),
+            internal_local in proptest::prelude::any::<bool>(),
+            external_local in proptest::prelude::any::<bool>(),
+            externally_accessible in proptest::prelude::any::<bool>(),
+        ) {
+            let eps: Vec<ProxyEndpoint<'_>> = flags
+                .iter()
+                .enumerate()
+                .map(|(i, f)| ProxyEndpoint {
+                    ip: std::net::IpAddr::from([10, 0, 0, i as u8]),
+                    port: 80,
+                    node_name: Some(if f & 1 != 0 { "me" } else { "other" }),
+                    zone: None,
+                    is_local: f & 1 != 0,
+                    ready: f & 2 != 0,
+                    serving: f & 4 != 0,
+                    terminating: f & 8 != 0,
+                    zone_hints: &[],
+                    node_hints: &[],
+                })
+                .collect();
+            let plain: Vec<PlainEndpoint> = eps.iter().map(PlainEndpoint::from).collect();
+            let policy = PortPolicy { internal_local, external_local, externally_accessible };
+            let node = NodeTopology::new("me", "zone-a");
+            for options in [SelectOptions { node_hints: false }, SelectOptions { node_hints: true }] {
+                let c = Categories::of(&eps, &policy, &node, &options);
+                proptest::prop_assert_eq!(Categories::of_plain(&plain, &policy), c);
+                for (e, p) in eps.iter().zip(&plain) {
+                    proptest::prop_assert_eq!(c.in_cluster_plain(p), c.in_cluster(e, &node));
+                    proptest::prop_assert_eq!(c.in_local_plain(p), c.in_local(e));
+                }
+            }
+        }
+    }
 
     fn ep(
         ip: &str,

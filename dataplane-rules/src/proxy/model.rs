@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use svcnet_model::validation::names::{parse_cidr_sloppy, parse_ip_sloppy};
 use svcnet_model::{EndpointSlice, Node, Service};
 use svcnet_topology::{
-    Categories, IpFamily, NodeTopology, PortPolicy, ProxyEndpoint, SelectOptions, SliceIndex, proxied_ports,
+    Categories, IpFamily, NodeTopology, PlainEndpoint, PortPolicy, ProxyEndpoint, SelectOptions,
+    ServiceSlices, SliceIndex, proxied_ports,
 };
 
 use super::config::ProxyConfig;
@@ -72,6 +73,17 @@ impl Endpoint {
     /// `ip:port` as a socket address.
     pub fn addr(&self) -> SocketAddr {
         SocketAddr::new(self.ip, self.port)
+    }
+
+    fn of_plain(e: &PlainEndpoint) -> Self {
+        Endpoint {
+            ip: e.ip,
+            port: e.port,
+            is_local: e.is_local,
+            ready: e.ready,
+            serving: e.serving,
+            terminating: e.terminating,
+        }
     }
 
     fn of(e: &ProxyEndpoint<'_>) -> Self {
@@ -512,6 +524,8 @@ impl ProxyModel {
         // The digest of each Service's slices, in port order.
         let mut slice_sums: Vec<u64> = Vec::with_capacity(if unindexed.is_some() { order.len() } else { 0 });
         let mut last_service: Option<(&str, &str)> = None;
+        // The slices of the Service of the ports at hand (its ports run together).
+        let mut run: Option<((&str, &str), ServiceSlices<'_, '_>)> = None;
         for c in order.iter().filter_map(|&i| found.get(i as usize)) {
             let port = svcnet_topology::ServicePortName {
                 namespace: c.key.namespace,
@@ -519,21 +533,40 @@ impl ProxyModel {
                 port: c.key.port,
                 protocol: c.protocol,
             };
-            if let Some(info) = port_info(c.svc, &port, index, family, &topology, &options, &mut scratch) {
-                total_endpoints += scratch.spans.last().map_or(0, |s| s[0].len());
-                if let Some(extra) = unindexed {
-                    let key = (c.key.namespace, c.key.name);
-                    if last_service != Some(key) {
-                        last_service = Some(key);
-                        let sum = index
-                            .service_slices(key.0, key.1, family)
-                            .fold(extra.get(&key).copied().unwrap_or(0), |d, s| {
-                                d.wrapping_add(slice_digest(s))
-                            });
-                        slice_sums.push(sum);
-                    }
+            let key = (c.key.namespace, c.key.name);
+            let slices = match run {
+                Some((k, r)) if k == key => r,
+                _ => {
+                    let r = index.service(key.0, key.1, family);
+                    run = Some((key, r));
+                    r
                 }
-                ports.push(info);
+            };
+            if port_info_into(
+                c.svc,
+                &port,
+                index,
+                &slices,
+                family,
+                &topology,
+                &options,
+                &mut scratch,
+                &mut ports,
+            )
+            .is_some()
+            {
+                total_endpoints += scratch.spans.last().map_or(0, |s| s[0].len());
+                if let Some(extra) = unindexed
+                    && last_service != Some(key)
+                {
+                    last_service = Some(key);
+                    let sum = slices
+                        .slices()
+                        .fold(extra.get(&key).copied().unwrap_or(0), |d, s| {
+                            d.wrapping_add(slice_digest(s))
+                        });
+                    slice_sums.push(sum);
+                }
             }
         }
         // One allocation holds every port's endpoints.
@@ -827,14 +860,16 @@ fn slice_digest(s: &EndpointSlice) -> u64 {
             | label_count << 8
             | port_count << 24,
     );
-    for text in [name, namespace].into_iter().flatten() {
-        text.as_str().hash(&mut h);
-    }
-    h.write(address_type.as_bytes());
-    h.write_u8(0xff);
+    // Each text's length goes before its words (see `text_words`).
+    let (name, namespace) = (opt_text(name), opt_text(namespace));
+    h.write_u64(text_len(name) | text_len(namespace) << 8 | text_len(address_type) << 16);
+    text_words(&mut h, name);
+    text_words(&mut h, namespace);
+    text_words(&mut h, address_type);
     for (k, v) in labels.iter().flatten() {
-        k.as_str().hash(&mut h);
-        v.as_str().hash(&mut h);
+        h.write_u64(text_len(k) | text_len(v) << 8);
+        text_words(&mut h, k);
+        text_words(&mut h, v);
     }
     for p in ports.iter().flatten() {
         let EndpointPort {
@@ -843,16 +878,20 @@ fn slice_digest(s: &EndpointSlice) -> u64 {
             port,
             app_protocol,
         } = p;
+        let (name, protocol, app_protocol) = (opt_text(name), opt_text(protocol), opt_text(app_protocol));
         h.write_u64(
-            u64::from(name.is_some())
-                | u64::from(protocol.is_some()) << 1
+            u64::from(p.name.is_some())
+                | u64::from(p.protocol.is_some()) << 1
                 | u64::from(port.is_some()) << 2
-                | u64::from(app_protocol.is_some()) << 3
+                | u64::from(p.app_protocol.is_some()) << 3
+                | text_len(name) << 8
+                | text_len(protocol) << 16
+                | text_len(app_protocol) << 24
                 | u64::from(port.unwrap_or(0) as u32) << 32,
         );
-        for text in [name, protocol, app_protocol].into_iter().flatten() {
-            text.as_str().hash(&mut h);
-        }
+        text_words(&mut h, name);
+        text_words(&mut h, protocol);
+        text_words(&mut h, app_protocol);
     }
     if rare_meta {
         (
@@ -871,11 +910,7 @@ fn slice_digest(s: &EndpointSlice) -> u64 {
         )
             .hash(&mut h);
     }
-    let tri = |b: &Option<bool>| match b {
-        None => 0u64,
-        Some(false) => 1,
-        Some(true) => 2,
-    };
+    let tri = |b: &Option<bool>| b.map_or(0u64, |v| 1 + u64::from(v));
     match endpoints {
         None => h.write_u64(u64::MAX),
         Some(list) => {
@@ -901,20 +936,28 @@ fn slice_digest(s: &EndpointSlice) -> u64 {
                     || deprecated_topology.is_some()
                     || zone.is_some()
                     || hints.is_some();
+                let (first, more) = match addresses.split_first() {
+                    Some((a, more)) => (a.as_str(), more),
+                    None => ("", &[][..]),
+                };
+                let node = node_name.as_ref().map_or("", |n| n.as_str());
+                // The lengths of the first address and of the node name (saturated) come
+                // first, so that each text's words are read back by its length.
                 h.write_u64(
                     (addresses.len() as u64 & 0xffff_ffff)
                         | tri(ready) << 32
                         | tri(serving) << 34
                         | tri(terminating) << 36
                         | u64::from(node_name.is_some()) << 38
-                        | u64::from(rare) << 39,
+                        | u64::from(rare) << 39
+                        | text_len(first) << 40
+                        | text_len(node) << 48,
                 );
-                for a in addresses {
+                text_words(&mut h, first);
+                for a in more {
                     a.as_str().hash(&mut h);
                 }
-                if let Some(n) = node_name {
-                    n.as_str().hash(&mut h);
-                }
+                text_words(&mut h, node);
                 if rare {
                     (hostname, target_ref, deprecated_topology, zone, hints).hash(&mut h);
                 }
@@ -922,6 +965,48 @@ fn slice_digest(s: &EndpointSlice) -> u64 {
         }
     }
     h.finish()
+}
+
+/// An optional text, empty when absent (a word of flags tells the two apart).
+fn opt_text(t: &Option<String>) -> &str {
+    t.as_deref().unwrap_or("")
+}
+
+/// A text's length for [`text_words`], saturated at 255 (one byte of a word).
+#[inline]
+fn text_len(text: &str) -> u64 {
+    text.len().min(255) as u64
+}
+
+/// Mixes `text` into `h` after its [`text_len`] was: in as few words as that length allows,
+/// which it tells apart (each text is read back from its words given the length): up to 8
+/// bytes one word, up to 16 two (the bytes little-endian, zero-padded), up to 254 the bytes as
+/// `Hasher::write` takes them; a longer text through its `Hash`, which ends itself.
+#[inline(always)]
+fn text_words(h: &mut DigestHasher, text: &str) {
+    use std::hash::{Hash, Hasher};
+    let b = text.as_bytes();
+    let n = b.len();
+    let word = |c: Option<&[u8; 8]>| c.map_or(0, |c| u64::from_le_bytes(*c));
+    let half = |c: Option<&[u8; 4]>| c.map_or(0, |c| u64::from(u32::from_le_bytes(*c)));
+    let byte = |i: usize| b.get(i).map_or(0, |&c| u64::from(c) << (8 * i));
+    // Overlapping reads hold the same bytes where they overlap.
+    if (9..=16).contains(&n) {
+        h.write_u64(word(b.first_chunk()));
+        h.write_u64(word(b.last_chunk()) >> (8 * (16 - n)));
+    } else if (4..8).contains(&n) {
+        h.write_u64(half(b.first_chunk()) | half(b.last_chunk()) << (8 * (n - 4)));
+    } else if n == 8 {
+        h.write_u64(word(b.first_chunk()));
+    } else if n < 4 {
+        if n > 0 {
+            h.write_u64(byte(0) | byte(n / 2) | byte(n - 1));
+        }
+    } else if n < 255 {
+        h.write(b);
+    } else {
+        text.hash(h);
+    }
 }
 
 /// A service port's name, borrowed, ordered as [`ServicePortName`] is.
@@ -954,57 +1039,78 @@ fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
         }
         u64::from_be_bytes(w)
     }
-    // Namespaces are few: each gets its rank in text order. Runs of one namespace (the
-    // usual input order) look the map up once.
-    let mut ranks: KeyedMap<&str, u32> = keyed_map(64, hash);
+    // Namespaces are few: each gets an id as first met (runs of one namespace, the usual
+    // input order, look the map up once), then its rank in text order.
+    let mut ids: KeyedMap<&str, u32> = keyed_map(64, hash);
     let mut namespaces: Vec<&str> = Vec::new();
-    let mut last: Option<&str> = None;
-    for c in found {
-        if last == Some(c.key.namespace) {
-            continue;
-        }
-        last = Some(c.key.namespace);
-        ranks.entry(c.key.namespace).or_insert_with(|| {
-            namespaces.push(c.key.namespace);
-            0
-        });
-    }
-    namespaces.sort_unstable();
-    for (rank, ns) in (0u32..).zip(&namespaces) {
-        ranks.insert(ns, rank);
-    }
-    // One integer a port: namespace rank, name prefix, input position (input positions past
-    // 32 bits only make the runs below longer). Sorting them sorts by name, except within
-    // runs of one namespace and name prefix, which are sorted again in full.
-    let mut order: Vec<u128> = Vec::with_capacity(found.len());
+    let mut of: Vec<u32> = Vec::with_capacity(found.len());
     let mut last: Option<(&str, u32)> = None;
-    for (i, c) in found.iter().enumerate() {
-        let rank = match last {
-            Some((ns, r)) if ns == c.key.namespace => r,
-            // Every namespace was ranked above.
-            _ => ranks.get(c.key.namespace).copied().unwrap_or(0),
+    for c in found {
+        let id = match last {
+            Some((ns, id)) if ns == c.key.namespace => id,
+            _ => *ids.entry(c.key.namespace).or_insert_with(|| {
+                namespaces.push(c.key.namespace);
+                (namespaces.len() - 1) as u32
+            }),
         };
-        last = Some((c.key.namespace, rank));
-        order.push(
-            (u128::from(rank) << 96) | (u128::from(prefix(c.key.name)) << 32) | (i as u128 & 0xffff_ffff),
-        );
+        last = Some((c.key.namespace, id));
+        of.push(id);
+    }
+    let mut by_text: Vec<u32> = (0..namespaces.len() as u32).collect();
+    by_text.sort_unstable_by_key(|&id| namespaces.get(id as usize).copied());
+    let mut rank = vec![0u32; namespaces.len()];
+    for (r, &id) in (0u32..).zip(&by_text) {
+        if let Some(slot) = rank.get_mut(id as usize) {
+            *slot = r;
+        }
+    }
+    for id in &mut of {
+        *id = rank.get(*id as usize).copied().unwrap_or(0);
+    }
+    // Counting sort by namespace rank; in each namespace, one integer a port: name prefix,
+    // input position (input positions past 32 bits only make the runs below longer).
+    // Sorting them sorts by name, except within runs of one name prefix, which are sorted
+    // again in full.
+    let mut starts = vec![0usize; namespaces.len() + 1];
+    for &r in &of {
+        if let Some(n) = starts.get_mut(r as usize + 1) {
+            *n += 1;
+        }
+    }
+    for i in 1..starts.len() {
+        starts[i] += starts[i - 1];
+    }
+    let mut next = starts.clone();
+    let mut order: Vec<u128> = vec![0; found.len()];
+    for (i, (c, &r)) in found.iter().zip(&of).enumerate() {
+        if let Some(at) = next.get_mut(r as usize)
+            && let Some(slot) = order.get_mut(*at)
+        {
+            *slot = (u128::from(prefix(c.key.name)) << 32) | (i as u128 & 0xffff_ffff);
+            *at += 1;
+        }
     }
     let big = found.len() > 0xffff_ffff;
-    order.sort_unstable();
     let at = |k: u128| (k & 0xffff_ffff) as usize;
     let name = |k: u128| found.get(at(k)).map(|c| c.key);
-    let mut start = 0;
-    while let Some(&first) = order.get(start) {
-        let mut end = start + 1;
-        while order.get(end).is_some_and(|k| k >> 32 == first >> 32) {
-            end += 1;
+    for w in starts.windows(2) {
+        let Some(bucket) = order.get_mut(w[0]..w[1]) else {
+            continue;
+        };
+        bucket.sort_unstable();
+        let mut start = 0;
+        while let Some(&first) = bucket.get(start) {
+            let mut end = start + 1;
+            while bucket.get(end).is_some_and(|k| k >> 32 == first >> 32) {
+                end += 1;
+            }
+            if (end - start > 1 || big)
+                && let Some(run) = bucket.get_mut(start..end)
+            {
+                run.sort_by(|&a, &b| name(a).cmp(&name(b)).then(at(a).cmp(&at(b))));
+            }
+            start = end;
         }
-        if (end - start > 1 || big)
-            && let Some(run) = order.get_mut(start..end)
-        {
-            run.sort_by(|&a, &b| name(a).cmp(&name(b)).then(at(a).cmp(&at(b))));
-        }
-        start = end;
     }
     // Of a run of one name, any stands for all (they read the same Service port).
     let mut out: Vec<u32> = Vec::with_capacity(order.len());
@@ -1023,8 +1129,8 @@ fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
 #[derive(Default)]
 struct Scratch<'a> {
     endpoints: Vec<ProxyEndpoint<'a>>,
-    /// Per endpoint: in the cluster list (1), in the local list (2).
-    places: Vec<u8>,
+    /// The port's endpoints, when none has hints.
+    plain: Vec<PlainEndpoint>,
     /// The endpoints of every port built so far: each port's, then those of its narrower
     /// lists that are not all of them.
     shared: Vec<Endpoint>,
@@ -1051,16 +1157,38 @@ fn cluster_ip(svc: &Service, family: IpFamily) -> Option<IpAddr> {
 }
 
 /// One service port's info, or `None` when kube-proxy would not program it.
-#[inline(never)]
+#[cfg(test)]
+#[allow(clippy::too_many_arguments)]
 fn port_info<'a>(
     svc: &Service,
     p: &svcnet_topology::ServicePortName<'_>,
     index: &SliceIndex<'a>,
+    slices: &ServiceSlices<'_, 'a>,
     family: IpFamily,
     node: &NodeTopology,
     options: &SelectOptions,
     scratch: &mut Scratch<'a>,
 ) -> Option<ServicePortInfo> {
+    let mut out = Vec::with_capacity(1);
+    port_info_into(svc, p, index, slices, family, node, options, scratch, &mut out)?;
+    out.pop()
+}
+
+/// Appends one service port's info to `out` (built in place), or gives `None` when
+/// kube-proxy would not program it.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn port_info_into<'a>(
+    svc: &Service,
+    p: &svcnet_topology::ServicePortName<'_>,
+    index: &SliceIndex<'a>,
+    slices: &ServiceSlices<'_, 'a>,
+    family: IpFamily,
+    node: &NodeTopology,
+    options: &SelectOptions,
+    scratch: &mut Scratch<'a>,
+    out: &mut Vec<ServicePortInfo>,
+) -> Option<()> {
     let spec = svc.spec();
     let protocol = Protocol::parse(p.protocol)?;
     let cluster_ip = cluster_ip(svc, family)?;
@@ -1075,13 +1203,15 @@ fn port_info<'a>(
     // absent type is defaulted to ClusterIP); kube-oracle, like kube-proxy's tests, feeds it
     // undefaulted, and an absent type is then not ClusterIP (`ExternallyAccessible`).
     let typ = spec.type_.as_deref().unwrap_or("");
-    let external_ips: Vec<IpAddr> = spec
-        .external_ips
-        .iter()
-        .flatten()
-        .filter_map(|s| parse_ip_sloppy(s))
-        .filter(|ip| of_family(*ip, family))
-        .collect();
+    // Most Services have neither external IPs nor load-balancer ingress: no list is built.
+    let external_ips: Vec<IpAddr> = match spec.external_ips.as_deref() {
+        None | Some([]) => Vec::new(),
+        Some(list) => list
+            .iter()
+            .filter_map(|s| parse_ip_sloppy(s))
+            .filter(|ip| of_family(*ip, family))
+            .collect(),
+    };
     let externally_accessible_type = typ == "LoadBalancer"
         || typ == "NodePort"
         || (typ == "ClusterIP" && !spec.external_ips.as_deref().unwrap_or(&[]).is_empty());
@@ -1106,17 +1236,20 @@ fn port_info<'a>(
     if zero {
         source_ranges.clear();
     }
-    let load_balancer_vips: Vec<IpAddr> = svc
+    let load_balancer_vips: Vec<IpAddr> = match svc
         .status
         .as_ref()
         .and_then(|s| s.load_balancer.as_ref())
-        .and_then(|lb| lb.ingress.as_ref())
-        .into_iter()
-        .flatten()
-        .filter(|ing| ing.ip_mode.as_deref().is_none_or(|m| m == "VIP"))
-        .filter_map(|ing| parse_ip_sloppy(ing.ip.as_deref().filter(|s| !s.is_empty())?))
-        .filter(|ip| of_family(*ip, family))
-        .collect();
+        .and_then(|lb| lb.ingress.as_deref())
+    {
+        None | Some([]) => Vec::new(),
+        Some(ingress) => ingress
+            .iter()
+            .filter(|ing| ing.ip_mode.as_deref().is_none_or(|m| m == "VIP"))
+            .filter_map(|ing| parse_ip_sloppy(ing.ip.as_deref().filter(|s| !s.is_empty())?))
+            .filter(|ip| of_family(*ip, family))
+            .collect(),
+    };
     let session_affinity_timeout = (spec.session_affinity.as_deref() == Some("ClientIP")).then(|| {
         spec.session_affinity_config
             .as_ref()
@@ -1137,60 +1270,28 @@ fn port_info<'a>(
         external_local: external_policy_local,
         externally_accessible: node_port != 0 || !external_ips.is_empty() || !load_balancer_vips.is_empty(),
     };
-    let eps = &mut scratch.endpoints;
-    eps.clear();
-    index.service_port_endpoints(eps, p, family, &node.name, *options);
-    let cats = Categories::of(eps, &policy, node, options);
-    let places = &mut scratch.places;
-    places.clear();
-    // The port's endpoints, then its narrower lists that differ from them, go to the
-    // model's one list of endpoints; the port's lists are runs of it.
-    let shared = &mut scratch.shared;
-    let first = shared.len();
-    let (mut in_cluster, mut in_local, mut reachable) = (0, 0, 0);
-    for e in eps.iter() {
-        let c = cats.in_cluster(e, node);
-        let l = cats.in_local(e);
-        in_cluster += usize::from(c);
-        in_local += usize::from(l);
-        reachable += usize::from(c || l);
-        places.push(u8::from(c) | (u8::from(l) << 1));
-        shared.push(Endpoint::of(e));
-    }
-    let endpoints = first..shared.len();
-    let mut pick = |count: usize, mask: u8| -> std::ops::Range<usize> {
-        if count == endpoints.len() {
-            return endpoints.clone();
-        }
-        if count == 0 {
-            return 0..0;
-        }
-        let at = shared.len();
-        for (i, pl) in places.iter().enumerate() {
-            if pl & mask != 0
-                && let Some(e) = shared.get(first + i).copied()
-            {
-                shared.push(e);
-            }
-        }
-        at..shared.len()
-    };
-    let cluster_endpoints = pick(in_cluster, 1);
-    let local_endpoints = pick(in_local, 2);
-    // The union holds each of the two: of its size, it is that one.
-    let all_locally_reachable = if reachable == in_cluster {
-        cluster_endpoints.clone()
-    } else if reachable == in_local {
-        local_endpoints.clone()
-    } else {
-        pick(reachable, 3)
-    };
-    scratch.spans.push([
-        endpoints,
-        cluster_endpoints,
-        local_endpoints,
-        all_locally_reachable,
-    ]);
+    // Usually no endpoint has hints: the port is read as plain endpoints (address, port and
+    // conditions), else in full, with the hints that categorize it.
+    let plain = &mut scratch.plain;
+    plain.clear();
+    let (has_endpoints, endpoint_hints_digest, lists) =
+        if slices.plain_port_endpoints(plain, p.port, p.protocol, &node.name, *options) {
+            let eps = &mut scratch.endpoints;
+            eps.clear();
+            index.service_port_endpoints(eps, p, family, &node.name, *options);
+            let cats = Categories::of(eps, &policy, node, options);
+            let lists = push_lists(&mut scratch.shared, eps, Endpoint::of, |e| {
+                u8::from(cats.in_cluster(e, node)) | (u8::from(cats.in_local(e)) << 1)
+            });
+            (cats.has_any, hints_digest(eps), lists)
+        } else {
+            let cats = Categories::of_plain(plain, &policy);
+            let lists = push_lists(&mut scratch.shared, plain, Endpoint::of_plain, |e| {
+                u8::from(cats.in_cluster_plain(e)) | (u8::from(cats.in_local_plain(e)) << 1)
+            });
+            (cats.has_any, 0, lists)
+        };
+    scratch.spans.push(lists);
     let name = ServicePortName {
         namespace: CompactString::from(p.namespace),
         name: CompactString::from(p.name),
@@ -1207,7 +1308,7 @@ fn port_info<'a>(
         text.push_str(p.port);
     }
     let name_string = CompactString::from(text.as_str());
-    Some(ServicePortInfo {
+    out.push(ServicePortInfo {
         name_string,
         name,
         protocol,
@@ -1226,9 +1327,59 @@ fn port_info<'a>(
         local_endpoints: EndpointList::default(),
         all_locally_reachable: EndpointList::default(),
         endpoints: EndpointList::default(),
-        has_endpoints: cats.has_any,
-        endpoint_hints_digest: hints_digest(eps),
-    })
+        has_endpoints,
+        endpoint_hints_digest,
+    });
+    Some(())
+}
+
+/// Appends a port's endpoints (`to` makes each one; `place` tells whether it is in the cluster
+/// list, 1, and in the local list, 2) to `shared`, then those of its narrower lists that are
+/// not all of them: the port's four lists (endpoints, cluster, local, reachable) as runs of
+/// `shared`.
+fn push_lists<T>(
+    shared: &mut Vec<Endpoint>,
+    items: &[T],
+    to: impl Fn(&T) -> Endpoint,
+    place: impl Fn(&T) -> u8,
+) -> [std::ops::Range<usize>; 4] {
+    let first = shared.len();
+    shared.extend(items.iter().map(&to));
+    let endpoints = first..shared.len();
+    let (mut in_cluster, mut in_local, mut reachable) = (0usize, 0usize, 0usize);
+    for t in items {
+        let pl = place(t);
+        in_cluster += usize::from(pl & 1);
+        in_local += usize::from(pl >> 1);
+        reachable += usize::from(pl != 0);
+    }
+    let mut pick = |count: usize, mask: u8| -> std::ops::Range<usize> {
+        if count == endpoints.len() {
+            return endpoints.clone();
+        }
+        if count == 0 {
+            return 0..0;
+        }
+        let at = shared.len();
+        shared.extend(items.iter().filter(|t| place(t) & mask != 0).map(&to));
+        at..shared.len()
+    };
+    let cluster_endpoints = pick(in_cluster, 1);
+    let local_endpoints = pick(in_local, 2);
+    // The union holds each of the two: of its size, it is that one.
+    let all_locally_reachable = if reachable == in_cluster {
+        cluster_endpoints.clone()
+    } else if reachable == in_local {
+        local_endpoints.clone()
+    } else {
+        pick(reachable, 3)
+    };
+    [
+        endpoints,
+        cluster_endpoints,
+        local_endpoints,
+        all_locally_reachable,
+    ]
 }
 
 /// A digest of the endpoints' hints, each endpoint's zone and node names taken as sets.
@@ -1296,6 +1447,7 @@ mod tests {
                 svc,
                 &p.name,
                 index,
+                &index.service(p.name.namespace, p.name.name, family),
                 family,
                 &topology,
                 &options,
@@ -1627,6 +1779,44 @@ mod tests {
         second.metadata.name = Some("web-2".into());
         assert_eq!(digest(&[base.clone(), second.clone()]), digest(&[second, base]));
         assert!(digest(&[]).is_empty());
+    }
+
+    #[test]
+    fn slice_digests_tell_every_address_and_node_name_apart() {
+        // Texts of every length class `text_words` has (and their edges): all of them tell
+        // apart, and so does each from itself with one byte changed, at every position.
+        let slice = |address: &str, node: Option<&str>| -> u64 {
+            let mut ep = serde_json::json!({"addresses": [address]});
+            if let Some(n) = node {
+                ep["nodeName"] = serde_json::json!(n);
+            }
+            slice_digest(
+                &serde_json::from_value(serde_json::json!({
+                "metadata": {"name": "web-1", "namespace": "ns", "labels": {"kubernetes.io/service-name": "web"}},
+                "addressType": "IPv4", "endpoints": [ep]}))
+                .unwrap(),
+            )
+        };
+        let mut bases: HashMap<u64, String> = HashMap::new();
+        let mut distinct = |d: u64, what: String| {
+            if let Some(before) = bases.insert(d, what.clone()) {
+                panic!("{what} and {before} share a digest");
+            }
+        };
+        distinct(slice("10.0.0.1", None), "no node".to_owned());
+        for len in (0..=40).chain(250..=260) {
+            let base: String = (0..len).map(|i| char::from(b'a' + (i % 23) as u8)).collect();
+            let (as_address, as_node) = (slice(&base, Some("n")), slice("10.0.0.1", Some(&base)));
+            distinct(as_address, format!("address {base:?}"));
+            distinct(as_node, format!("node {base:?}"));
+            for at in 0..len {
+                let mut b = base.clone().into_bytes();
+                b[at] = b'Z';
+                let t = String::from_utf8(b).unwrap();
+                assert_ne!(slice(&t, Some("n")), as_address, "address {t:?}");
+                assert_ne!(slice("10.0.0.1", Some(&t)), as_node, "node {t:?}");
+            }
+        }
     }
 
     fn svc(v: serde_json::Value) -> Service {
