@@ -12,7 +12,7 @@ use svcnet_topology::IpFamily;
 
 use super::blocks::PortList;
 use super::text::{
-    Lines, PortText, TxText, Typed, Written, decl_len, fix_probabilities, parse_table, write_decl,
+    Lines, PortText, Run, Text, TxText, Typed, Written, decl_len, fix_probabilities, parse_table, write_decl,
 };
 use super::types::*;
 use crate::error::RulesError;
@@ -625,37 +625,86 @@ pub(crate) fn render_port(
     scratch: &mut Scratch,
 ) -> PortText {
     let eps = port.all_locally_reachable.len();
-    let mut out = PortText {
+    let mut out = new_port(port);
+    let mut lines = if body {
+        Lines::with_capacity(200 + 340 * eps, 4 + 2 * eps)
+    } else {
+        Lines::default()
+    };
+    service_port_rules(port, settings, large, &mut out, &mut lines, body, scratch);
+    if body {
+        let mut d = String::new();
+        port_decls(&out.chains, scratch, &mut d);
+        out.decls = Text::Own(d);
+    }
+    out.body = Lines {
+        text: Text::Own(lines.text),
+        runs: lines.runs,
+    };
+    out
+}
+
+/// A port's text with room for its rules, nothing written.
+fn new_port(port: &ServicePortInfo) -> PortText {
+    PortText {
         filter: Lines::default(),
         head: Lines::with_capacity(
             160 * (1 + port.external_ips.len() + port.load_balancer_vips.len()),
             2,
         ),
-        body: if body {
-            Lines::with_capacity(200 + 340 * eps, 4 + 2 * eps)
-        } else {
-            Lines::default()
-        },
-        chains: Vec::with_capacity(2 + eps),
-        decls: String::new(),
+        body: Lines::default(),
+        chains: Vec::with_capacity(2 + port.all_locally_reachable.len()),
+        decls: Text::default(),
         extra: Vec::new(),
         seqs: Vec::new(),
-    };
-    service_port_rules(port, settings, large, &mut out, body, scratch);
-    if body {
-        port_decls(&mut out, scratch);
     }
-    out
+}
+
+/// About how many bytes a port's own chains (rules and declarations) take.
+pub(crate) fn body_estimate(port: &ServicePortInfo) -> usize {
+    let eps = port.all_locally_reachable.len();
+    400 + 420 * eps
+}
+
+/// Where [`render_port_into`] wrote a port's text in the shared buffer: its rules from `.0`
+/// to `.1`, its declarations from `.1` to `.2`.
+pub(crate) type Place = (u32, u32, u32);
+
+/// Renders one service port with its rules and declarations appended to `shared` (a buffer
+/// rendered for many ports; `shared.runs` is left empty). The port's `body` and `decls` are
+/// left empty: they are the ranges of `shared` returned, set once the buffer is complete.
+pub(crate) fn render_port_into(
+    port: &ServicePortInfo,
+    settings: &IptablesSettings,
+    large: bool,
+    scratch: &mut Scratch,
+    shared: &mut Lines,
+) -> (PortText, Place) {
+    let mut out = new_port(port);
+    shared.runs.clear();
+    let start = shared.text.len();
+    service_port_rules(port, settings, large, &mut out, shared, true, scratch);
+    let mid = shared.text.len();
+    port_decls(&out.chains, scratch, &mut shared.text);
+    let end = shared.text.len();
+    let base = u32::try_from(start).unwrap_or(u32::MAX);
+    let mut runs = Vec::with_capacity(shared.runs.len());
+    runs.extend(shared.runs.drain(..).map(|r| Run {
+        end: r.end - base,
+        ..r
+    }));
+    out.body.runs = runs;
+    let at = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    (out, (at(start), at(mid), at(end)))
 }
 
 /// Renders the declarations of a port's chains: the endpoint chains (its last ones) from
 /// their names rendered with the rules.
-fn port_decls(out: &mut PortText, scratch: &Scratch) {
-    let seps = scratch.seps.len().min(out.chains.len());
-    let own = out.chains.len() - seps;
-    let d = &mut out.decls;
-    d.reserve(out.chains.iter().map(|c| decl_len(*c)).sum());
-    for (k, c) in out.chains.iter().enumerate() {
+fn port_decls(chains: &[Chain], scratch: &Scratch, d: &mut String) {
+    let seps = scratch.seps.len().min(chains.len());
+    let own = chains.len() - seps;
+    d.reserve(chains.iter().map(|c| decl_len(*c)).sum());
+    for (k, c) in chains.iter().enumerate() {
         match k.checked_sub(own).and_then(|i| scratch.name(i)) {
             Some(name) => {
                 d.push(':');
@@ -673,6 +722,7 @@ fn service_port_rules(
     settings: &IptablesSettings,
     large: bool,
     out: &mut PortText,
+    body: &mut Lines,
     write_chains: bool,
     scratch: &mut Scratch,
 ) {
@@ -898,7 +948,7 @@ fn service_port_rules(
             _ => None,
         };
         if let Some(cidr) = masquerade {
-            let t = &mut out.body.text;
+            let t = &mut body.text;
             t.push_str("-A ");
             internal_chain.write_to(t);
             t.push_str(&scratch.cluster_ip);
@@ -907,14 +957,14 @@ fn service_port_rules(
                 Addr::Net(cidr).write_to(t);
             }
             t.push_str(" -j KUBE-MARK-MASQ");
-            out.body.end(internal_chain);
+            body.end(internal_chain);
         }
     }
     // 8. External-traffic chain.
     if port.uses_external_traffic() {
         out.chains.push(chains.ext);
         if !port.external_policy_local {
-            out.body.rule(
+            body.rule(
                 chains.ext,
                 &[Match::Comment(Comment::Around(
                     "masquerade traffic for ",
@@ -925,7 +975,7 @@ fn service_port_rules(
             );
         } else {
             if let LocalDetector::Cidr(cidr) = settings.detector {
-                out.body.rule(
+                body.rule(
                     chains.ext,
                     &[
                         Match::Comment(Comment::Around(
@@ -941,7 +991,7 @@ fn service_port_rules(
                     &Target::Jump(chains.svc),
                 );
             }
-            out.body.rule(
+            body.rule(
                 chains.ext,
                 &[
                     Match::Comment(Comment::Around(
@@ -953,7 +1003,7 @@ fn service_port_rules(
                 ],
                 &Target::Jump(KUBE_MARK_MASQ),
             );
-            out.body.rule(
+            body.rule(
                 chains.ext,
                 &[
                     Match::Comment(Comment::Around(
@@ -967,8 +1017,7 @@ fn service_port_rules(
             );
         }
         if has_external {
-            out.body
-                .rule(chains.ext, &[], &Target::Jump(external_policy_chain));
+            body.rule(chains.ext, &[], &Target::Jump(external_policy_chain));
         }
     }
     // 9. Firewall chain.
@@ -977,7 +1026,7 @@ fn service_port_rules(
         let lb = Comment::Around("", s.shared(), " loadbalancer IP");
         let mut allow_from_node = false;
         for cidr in &port.load_balancer_source_ranges {
-            out.body.rule(
+            body.rule(
                 chains.fw,
                 &[
                     Match::Comment(lb.clone()),
@@ -994,7 +1043,7 @@ fn service_port_rules(
         }
         if allow_from_node {
             for ip in &port.load_balancer_vips {
-                out.body.rule(
+                body.rule(
                     chains.fw,
                     &[
                         Match::Comment(lb.clone()),
@@ -1007,7 +1056,7 @@ fn service_port_rules(
                 );
             }
         }
-        out.body.rule(
+        body.rule(
             chains.fw,
             &[Match::Comment(Comment::Around(
                 "other traffic to ",
@@ -1025,7 +1074,7 @@ fn service_port_rules(
         if port.uses_cluster_policy() {
             out.chains.push(chains.svc);
             endpoint_rules(
-                &mut out.body,
+                body,
                 &s,
                 port,
                 chains.svc,
@@ -1038,7 +1087,7 @@ fn service_port_rules(
         if port.uses_local_policy() {
             out.chains.push(chains.svl);
             endpoint_rules(
-                &mut out.body,
+                body,
                 &s,
                 port,
                 chains.svl,
@@ -1052,7 +1101,6 @@ fn service_port_rules(
     scratch.rule_head = head;
     let scratch = &*scratch;
     // 11. Endpoint chains.
-    let body = &mut out.body;
     // What every endpoint chain's rules write after `-A CHAIN`: the comment.
     let comment: &str = if large { "" } else { &scratch.sep_comment };
     let dnat = match proto {
@@ -1088,9 +1136,7 @@ fn service_port_rules(
     }
     // A masquerade rule for an internal chain that is not declared (kube-proxy writes it all
     // the same): the chain is created by the rule.
-    if out.body.runs.first().is_some_and(|r| r.chain == internal_chain)
-        && !out.chains.contains(&internal_chain)
-    {
+    if body.runs.first().is_some_and(|r| r.chain == internal_chain) && !out.chains.contains(&internal_chain) {
         out.extra.push(internal_chain);
     }
 }
