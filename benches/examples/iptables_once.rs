@@ -1,6 +1,7 @@
 //! Profiling aid (not a benchmark): builds the oracle cluster's proxy model once, then runs the
 //! iptables full sync and its restore text N times (default 1) in a function of its own, for
-//! `valgrind --tool=callgrind --toggle-collect=*sync_text_once*`.
+//! `valgrind --tool=callgrind --toggle-collect=*sync_text_once*`. `SVCNET_IPT_DUMP=FILE` writes
+//! the restore text out.
 
 use svcnet_benches::oracle::{cluster, config};
 use svcnet_rules::ProxyModel;
@@ -26,6 +27,9 @@ fn main() {
         let el = t.elapsed().as_micros();
         best = best.min(el);
         eprintln!("{} bytes: {} us", out.2.len(), el);
+        if let Some(path) = std::env::var_os("SVCNET_IPT_DUMP") {
+            std::fs::write(path, &out.2).expect("write the text");
+        }
         drop(out);
     }
     eprintln!("best {best} us");

@@ -16,7 +16,7 @@ use super::text::{
 };
 use super::types::*;
 use crate::error::RulesError;
-use crate::hash::chain_hash;
+use crate::hash::{chain_hash, chain_hash_blocks};
 use crate::proxy::{Endpoint, LocalDetector, ProxyConfig, ProxyModel, ServicePortInfo};
 use svcnet_model::hash::{FastSet, KeyedMap};
 
@@ -527,10 +527,13 @@ pub(crate) struct Scratch {
     /// What a policy chain's rules start with (`-A CHAIN`, the comment up to the endpoint).
     rule_head: String,
     seps: Vec<Chain>,
-    /// Each endpoint's text, rendered once per sync: `ip:port` (`[ip]:port`), then
-    /// `-A ` and its endpoint chain's name; `spans` tells where each piece ends.
+    /// Each endpoint's text, rendered once per port: every `ip:port` (`[ip]:port`), then
+    /// every `-A ` and endpoint chain name; `spans` tells where each piece lies.
     ep_text: String,
     spans: Vec<EpSpan>,
+    /// The endpoints' hash inputs (one padded SHA-256 block each) and their hashes.
+    blocks: Vec<[u8; 64]>,
+    hashes: Vec<[u8; 16]>,
     index: KeyedMap<SocketAddr, usize>,
 }
 
@@ -541,9 +544,10 @@ struct EpSpan {
     start: usize,
     /// The address' start and end (inside the brackets for IPv6).
     ip: (usize, usize),
-    /// The socket text's end, where `-A ` and the chain name start.
+    /// The socket text's end.
     socket_end: usize,
-    /// The chain name's end.
+    /// Where `-A ` and the chain name start, and end.
+    begin: usize,
     end: usize,
 }
 
@@ -563,13 +567,13 @@ impl Scratch {
     /// Endpoint `i`'s chain name.
     fn name(&self, i: usize) -> Option<&str> {
         let sp = self.spans.get(i)?;
-        self.ep_text.get(sp.socket_end + 3..sp.end)
+        self.ep_text.get(sp.begin + 3..sp.end)
     }
 
     /// `-A ` and endpoint `i`'s chain name.
     fn begin(&self, i: usize) -> Option<&str> {
         let sp = self.spans.get(i)?;
-        self.ep_text.get(sp.socket_end..sp.end)
+        self.ep_text.get(sp.begin..sp.end)
     }
 
     /// Writes the head of a rule of endpoint `i`'s chain: `-A CHAIN` (from its rendered text
@@ -1148,11 +1152,25 @@ fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
     scratch.seps.clear();
     scratch.spans.clear();
     scratch.index.clear();
+    scratch.blocks.clear();
+    scratch.hashes.clear();
     scratch.sep_comment.clear();
     scratch.sep_comment.push_str(" -m comment --comment ");
     scratch.sep_comment.push_str(&port.name_string);
+    let name = port.name_string.as_bytes();
+    let proto = port.protocol.lower().as_bytes();
+    // Every endpoint's hash input starts with the port's name and protocol: one padded
+    // block made once, the socket text written into a copy of it for each endpoint.
+    let prefix = name.len() + proto.len();
+    let mut template = [0u8; 64];
+    if let Some(t) = template.get_mut(..prefix) {
+        let (a, b) = t.split_at_mut(name.len());
+        a.copy_from_slice(name);
+        b.copy_from_slice(proto);
+    }
     let t = &mut scratch.ep_text;
     t.clear();
+    let mut one_block = true;
     for ep in &port.all_locally_reachable {
         // `ip:port` (`[ip]:port`), as the hash reads it and the DNAT rule writes it
         let start = t.len();
@@ -1169,23 +1187,41 @@ fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
         t.push(':');
         push_u32(t, u32::from(ep.port));
         let socket_end = t.len();
-        let c = Chain::Service(
-            ServiceChainKind::Sep,
-            chain_hash(&[
-                port.name_string.as_bytes(),
-                port.protocol.lower().as_bytes(),
-                t.get(start..socket_end).unwrap_or("").as_bytes(),
-            ]),
-        );
-        t.push_str("-A ");
-        c.write_to(t);
-        scratch.seps.push(c);
+        let socket = t.as_bytes().get(start..socket_end).unwrap_or(&[]);
+        let total = prefix + socket.len();
+        if one_block && total <= 55 {
+            let mut block = template;
+            block[prefix..total].copy_from_slice(socket);
+            block[total] = 0x80;
+            block[56..64].copy_from_slice(&((total as u64) * 8).to_be_bytes());
+            scratch.blocks.push(block);
+        } else {
+            one_block = false;
+        }
         scratch.spans.push(EpSpan {
             start,
             ip: (ip_start, ip_end),
             socket_end,
-            end: t.len(),
+            begin: 0,
+            end: 0,
         });
+    }
+    if one_block {
+        chain_hash_blocks(&scratch.blocks, &mut scratch.hashes);
+    } else {
+        // A name too long for one block: hashed part by part.
+        for sp in &scratch.spans {
+            let socket = t.as_bytes().get(sp.start..sp.socket_end).unwrap_or(&[]);
+            scratch.hashes.push(chain_hash(&[name, proto, socket]));
+        }
+    }
+    for (sp, h) in scratch.spans.iter_mut().zip(&scratch.hashes) {
+        let c = Chain::Service(ServiceChainKind::Sep, *h);
+        sp.begin = t.len();
+        t.push_str("-A ");
+        c.write_to(t);
+        sp.end = t.len();
+        scratch.seps.push(c);
     }
     if port.all_locally_reachable.len() > 16 {
         scratch
