@@ -531,6 +531,11 @@ pub(crate) struct Scratch {
     /// every `-A ` and endpoint chain name; `spans` tells where each piece lies.
     ep_text: String,
     spans: Vec<EpSpan>,
+    /// `ep_text` rendered as bytes.
+    ep_bytes: Vec<u8>,
+    /// Where the endpoint chains' rules and declarations lie in `ep_text`.
+    rules: (usize, usize),
+    decls: (usize, usize),
     /// The endpoints' hash inputs (one padded SHA-256 block each) and their hashes.
     blocks: Vec<[u8; 64]>,
     hashes: Vec<[u8; 16]>,
@@ -549,45 +554,31 @@ struct EpSpan {
     /// Where `-A ` and the chain name start, and end.
     begin: usize,
     end: usize,
+    /// The end of the chain's rules, from the start of the rules.
+    rules_end: usize,
 }
 
 impl Scratch {
+    /// Every endpoint chain's rules.
+    fn sep_rules(&self) -> &str {
+        self.ep_text.get(self.rules.0..self.rules.1).unwrap_or("")
+    }
+
+    /// Every endpoint chain's declaration.
+    fn sep_decls(&self) -> &str {
+        self.ep_text.get(self.decls.0..self.decls.1).unwrap_or("")
+    }
+
     /// Endpoint `i`'s `ip:port` text.
     fn socket(&self, i: usize) -> Option<&str> {
         let sp = self.spans.get(i)?;
         self.ep_text.get(sp.start..sp.socket_end)
     }
 
-    /// Endpoint `i`'s address text.
-    fn ip(&self, i: usize) -> Option<&str> {
-        let sp = self.spans.get(i)?;
-        self.ep_text.get(sp.ip.0..sp.ip.1)
-    }
-
     /// Endpoint `i`'s chain name.
     fn name(&self, i: usize) -> Option<&str> {
         let sp = self.spans.get(i)?;
         self.ep_text.get(sp.begin + 3..sp.end)
-    }
-
-    /// `-A ` and endpoint `i`'s chain name.
-    fn begin(&self, i: usize) -> Option<&str> {
-        let sp = self.spans.get(i)?;
-        self.ep_text.get(sp.begin..sp.end)
-    }
-
-    /// Writes the head of a rule of endpoint `i`'s chain: `-A CHAIN` (from its rendered text
-    /// when there is one) and `comment`.
-    #[inline]
-    fn push_head(&self, t: &mut String, i: usize, chain: Chain, comment: &str) {
-        match self.begin(i) {
-            Some(b) => t.push_str(b),
-            None => {
-                t.push_str("-A ");
-                chain.write_to(t);
-            }
-        }
-        t.push_str(comment);
     }
 }
 
@@ -708,6 +699,14 @@ fn port_decls(chains: &[Chain], scratch: &Scratch, d: &mut String) {
     let seps = scratch.seps.len().min(chains.len());
     let own = chains.len() - seps;
     d.reserve(chains.iter().map(|c| decl_len(*c)).sum());
+    if chains.get(own..) == Some(scratch.seps.as_slice()) {
+        // The endpoint chains, last, declared as rendered with their rules.
+        for c in chains.get(..own).unwrap_or(&[]) {
+            write_decl(d, *c);
+        }
+        d.push_str(scratch.sep_decls());
+        return;
+    }
     for (k, c) in chains.iter().enumerate() {
         match k.checked_sub(own).and_then(|i| scratch.name(i)) {
             Some(name) => {
@@ -1071,7 +1070,7 @@ fn service_port_rules(
         );
     }
     // 10. Policy chains. Each endpoint chain name is hashed (and its text rendered) once.
-    endpoint_chains(port, scratch);
+    endpoint_chains(port, large, scratch);
     let mut head = std::mem::take(&mut scratch.rule_head);
     {
         let sc = &*scratch;
@@ -1104,39 +1103,12 @@ fn service_port_rules(
     }
     scratch.rule_head = head;
     let scratch = &*scratch;
-    // 11. Endpoint chains.
-    // What every endpoint chain's rules write after `-A CHAIN`: the comment.
-    let comment: &str = if large { "" } else { &scratch.sep_comment };
-    let dnat = match proto {
-        crate::proxy::Protocol::Tcp => " -m tcp -p tcp -j DNAT --to-destination ",
-        crate::proxy::Protocol::Udp => " -m udp -p udp -j DNAT --to-destination ",
-        crate::proxy::Protocol::Sctp => " -m sctp -p sctp -j DNAT --to-destination ",
-    };
-    for (i, (ep, &chain)) in port.all_locally_reachable.iter().zip(&scratch.seps).enumerate() {
-        out.chains.push(chain);
-        let name = scratch.name(i);
-        let t = &mut body.text;
-        scratch.push_head(t, i, chain, comment);
-        t.push_str(" -s ");
-        match scratch.ip(i) {
-            Some(ip) => t.push_str(ip),
-            None => write_ip(t, ep.ip),
-        }
-        t.push_str(" -j KUBE-MARK-MASQ");
-        body.end(chain);
-        let t = &mut body.text;
-        scratch.push_head(t, i, chain, comment);
-        if port.session_affinity_timeout.is_some() {
-            t.push_str(" -m recent --name ");
-            push_chain(t, chain, name);
-            t.push_str(" --set");
-        }
-        t.push_str(dnat);
-        match scratch.socket(i) {
-            Some(sock) => t.push_str(sock),
-            None => write_socket(t, ep.addr()),
-        }
-        body.end(chain);
+    // 11. Endpoint chains: their rules, rendered with their names, appended at once.
+    out.chains.extend_from_slice(&scratch.seps);
+    let base = body.text.len();
+    body.text.push_str(scratch.sep_rules());
+    for (sp, &chain) in scratch.spans.iter().zip(&scratch.seps) {
+        body.add_run(chain, base + sp.rules_end, 2);
     }
     // A masquerade rule for an internal chain that is not declared (kube-proxy writes it all
     // the same): the chain is created by the rule.
@@ -1147,8 +1119,10 @@ fn service_port_rules(
 
 /// The endpoint chains of a port's locally reachable endpoints (every endpoint a policy chain
 /// jumps to is one of them), hashed once, into `scratch.seps` (and `scratch.index` by address
-/// for long lists).
-fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
+/// for long lists), with their text: each endpoint's `ip:port`, `-A ` and chain name, then
+/// every endpoint chain's two rules and every declaration, rendered as bytes and appended to
+/// `scratch.ep_text` at once (pieces of `&str` and ASCII: text whatever the names).
+fn endpoint_chains(port: &ServicePortInfo, large: bool, scratch: &mut Scratch) {
     scratch.seps.clear();
     scratch.spans.clear();
     scratch.index.clear();
@@ -1168,26 +1142,35 @@ fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
         a.copy_from_slice(name);
         b.copy_from_slice(proto);
     }
-    let t = &mut scratch.ep_text;
+    let t = &mut scratch.ep_bytes;
     t.clear();
     let mut one_block = true;
+    let mut ip6 = String::new();
     for ep in &port.all_locally_reachable {
         // `ip:port` (`[ip]:port`), as the hash reads it and the DNAT rule writes it
         let start = t.len();
-        let v6 = ep.ip.is_ipv6();
-        if v6 {
-            t.push('[');
-        }
-        let ip_start = t.len();
-        write_ip(t, ep.ip);
-        let ip_end = t.len();
-        if v6 {
-            t.push(']');
-        }
-        t.push(':');
-        push_u32(t, u32::from(ep.port));
+        let (ip_start, ip_end) = match ep.ip {
+            IpAddr::V4(v4) => {
+                let mut buf = [0u8; 16];
+                let n = ipv4_bytes(v4, &mut buf);
+                t.extend_from_slice(&buf[..n]);
+                (start, t.len())
+            }
+            IpAddr::V6(_) => {
+                ip6.clear();
+                write_ip(&mut ip6, ep.ip);
+                t.push(b'[');
+                t.extend_from_slice(ip6.as_bytes());
+                t.push(b']');
+                (start + 1, t.len() - 1)
+            }
+        };
+        t.push(b':');
+        let mut digits = [0u8; 5];
+        let n = u16_bytes(ep.port, &mut digits);
+        t.extend_from_slice(&digits[5 - n..]);
         let socket_end = t.len();
-        let socket = t.as_bytes().get(start..socket_end).unwrap_or(&[]);
+        let socket = t.get(start..socket_end).unwrap_or(&[]);
         let total = prefix + socket.len();
         if one_block && total <= 55 {
             let mut block = template;
@@ -1204,6 +1187,7 @@ fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
             socket_end,
             begin: 0,
             end: 0,
+            rules_end: 0,
         });
     }
     if one_block {
@@ -1211,23 +1195,109 @@ fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
     } else {
         // A name too long for one block: hashed part by part.
         for sp in &scratch.spans {
-            let socket = t.as_bytes().get(sp.start..sp.socket_end).unwrap_or(&[]);
+            let socket = t.get(sp.start..sp.socket_end).unwrap_or(&[]);
             scratch.hashes.push(chain_hash(&[name, proto, socket]));
         }
     }
     for (sp, h) in scratch.spans.iter_mut().zip(&scratch.hashes) {
-        let c = Chain::Service(ServiceChainKind::Sep, *h);
         sp.begin = t.len();
-        t.push_str("-A ");
-        c.write_to(t);
+        t.extend_from_slice(b"-A KUBE-SEP-");
+        t.extend_from_slice(h);
         sp.end = t.len();
-        scratch.seps.push(c);
+        scratch.seps.push(Chain::Service(ServiceChainKind::Sep, *h));
+    }
+    // The endpoint chains' rules (what comes after `-A CHAIN`: the comment, unless large).
+    let comment: &[u8] = if large {
+        b""
+    } else {
+        scratch.sep_comment.as_bytes()
+    };
+    let dnat: &[u8] = match port.protocol {
+        crate::proxy::Protocol::Tcp => b" -m tcp -p tcp -j DNAT --to-destination ",
+        crate::proxy::Protocol::Udp => b" -m udp -p udp -j DNAT --to-destination ",
+        crate::proxy::Protocol::Sctp => b" -m sctp -p sctp -j DNAT --to-destination ",
+    };
+    let affinity = port.session_affinity_timeout.is_some();
+    let rules_start = t.len();
+    for (sp, h) in scratch.spans.iter_mut().zip(&scratch.hashes) {
+        t.extend_from_slice(b"-A KUBE-SEP-");
+        t.extend_from_slice(h);
+        t.extend_from_slice(comment);
+        t.extend_from_slice(b" -s ");
+        t.extend_from_within(sp.ip.0..sp.ip.1);
+        t.extend_from_slice(b" -j KUBE-MARK-MASQ\n-A KUBE-SEP-");
+        t.extend_from_slice(h);
+        t.extend_from_slice(comment);
+        if affinity {
+            t.extend_from_slice(b" -m recent --name KUBE-SEP-");
+            t.extend_from_slice(h);
+            t.extend_from_slice(b" --set");
+        }
+        t.extend_from_slice(dnat);
+        t.extend_from_within(sp.start..sp.socket_end);
+        t.push(b'\n');
+        sp.rules_end = t.len() - rules_start;
+    }
+    let decls_start = t.len();
+    for h in &scratch.hashes {
+        t.extend_from_slice(b":KUBE-SEP-");
+        t.extend_from_slice(h);
+        t.extend_from_slice(b" - [0:0]\n");
+    }
+    let decls_end = t.len();
+    scratch.rules = (rules_start, decls_start);
+    scratch.decls = (decls_start, decls_end);
+    scratch.ep_text.clear();
+    match std::str::from_utf8(t) {
+        Ok(text) => scratch.ep_text.push_str(text),
+        // Never: the bytes are `&str` pieces and ASCII.
+        Err(_) => scratch.ep_text.push_str(&String::from_utf8_lossy(t)),
     }
     if port.all_locally_reachable.len() > 16 {
         scratch
             .index
             .extend(port.all_locally_reachable.iter().map(Endpoint::addr).zip(0..));
     }
+}
+
+/// Writes an IPv4 address as dotted decimal at the start of `buf`; returns its length.
+#[inline]
+fn ipv4_bytes(ip: Ipv4Addr, buf: &mut [u8; 16]) -> usize {
+    let mut at = 0;
+    for (k, o) in ip.octets().into_iter().enumerate() {
+        if k > 0 {
+            buf[at] = b'.';
+            at += 1;
+        }
+        let (h, t, u) = (o / 100, (o / 10) % 10, o % 10);
+        if h > 0 {
+            buf[at] = b'0' + h;
+            at += 1;
+        }
+        if h > 0 || t > 0 {
+            buf[at] = b'0' + t;
+            at += 1;
+        }
+        buf[at] = b'0' + u;
+        at += 1;
+    }
+    at
+}
+
+/// Writes a port number's digits at the end of `buf`; returns how many.
+#[inline]
+fn u16_bytes(n: u16, buf: &mut [u8; 5]) -> usize {
+    let mut n = n;
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 || i == 0 {
+            break;
+        }
+    }
+    buf.len() - i
 }
 
 /// `writeServiceToEndpointRules`: affinity checks, then the probability cascade. `head`: a

@@ -161,6 +161,20 @@ impl Lines {
         }
     }
 
+    /// Records lines of `chain` ending at `end` in the text, appended by the caller (as
+    /// [`end`](Self::end) does line by line).
+    #[inline]
+    pub(crate) fn add_run(&mut self, chain: Chain, end: usize, lines: u32) {
+        let end = u32::try_from(end).unwrap_or(u32::MAX);
+        match self.runs.last_mut() {
+            Some(r) if r.chain == chain => {
+                r.end = end;
+                r.lines += lines;
+            }
+            _ => self.runs.push(Run { chain, end, lines }),
+        }
+    }
+
     /// A whole rule.
     pub(crate) fn rule(&mut self, chain: Chain, matches: &[Match], target: &Target) {
         self.begin(chain);
