@@ -524,17 +524,15 @@ pub(crate) struct Scratch {
     cluster_ip: String,
     /// Its endpoint chains' comment match.
     sep_comment: String,
-    /// What a policy chain's rules start with (`-A CHAIN`, the comment up to the endpoint).
-    rule_head: String,
     seps: Vec<Chain>,
     /// Each endpoint's text, rendered once per port: every `ip:port` (`[ip]:port`), then
     /// every `-A ` and endpoint chain name; `spans` tells where each piece lies.
     ep_text: String,
     spans: Vec<EpSpan>,
-    /// `ep_text` rendered as bytes.
-    ep_bytes: Vec<u8>,
     /// Where the endpoint chains' rules and declarations lie in `ep_text`.
     rules: (usize, usize),
+    /// Where the policy chains' (cluster, local) rules lie in `ep_text`, and how many.
+    policy: [(usize, usize, u32); 2],
     decls: (usize, usize),
     /// The endpoints' hash inputs (one padded SHA-256 block each) and their hashes.
     blocks: Vec<[u8; 64]>,
@@ -569,25 +567,10 @@ impl Scratch {
         self.ep_text.get(self.decls.0..self.decls.1).unwrap_or("")
     }
 
-    /// Endpoint `i`'s `ip:port` text.
-    fn socket(&self, i: usize) -> Option<&str> {
-        let sp = self.spans.get(i)?;
-        self.ep_text.get(sp.start..sp.socket_end)
-    }
-
     /// Endpoint `i`'s chain name.
     fn name(&self, i: usize) -> Option<&str> {
         let sp = self.spans.get(i)?;
         self.ep_text.get(sp.begin + 3..sp.end)
-    }
-}
-
-/// Writes `chain`, from its rendered name when there is one.
-#[inline]
-fn push_chain(t: &mut String, chain: Chain, name: Option<&str>) {
-    match name {
-        Some(n) => t.push_str(n),
-        None => chain.write_to(t),
     }
 }
 
@@ -1069,40 +1052,20 @@ fn service_port_rules(
             &Target::None,
         );
     }
-    // 10. Policy chains. Each endpoint chain name is hashed (and its text rendered) once.
-    endpoint_chains(port, large, scratch);
-    let mut head = std::mem::take(&mut scratch.rule_head);
-    {
-        let sc = &*scratch;
-        if port.uses_cluster_policy() {
-            out.chains.push(chains.svc);
-            endpoint_rules(
-                body,
-                &s,
-                port,
-                chains.svc,
-                &port.cluster_endpoints,
-                large,
-                sc,
-                &mut head,
-            );
-        }
-        if port.uses_local_policy() {
-            out.chains.push(chains.svl);
-            endpoint_rules(
-                body,
-                &s,
-                port,
-                chains.svl,
-                &port.local_endpoints,
-                large,
-                sc,
-                &mut head,
-            );
+    // 10. Policy chains, rendered with the endpoint chains (each name hashed once).
+    let cluster = port.uses_cluster_policy().then_some(chains.svc);
+    let local = port.uses_local_policy().then_some(chains.svl);
+    endpoint_chains(port, large, [cluster, local], scratch);
+    let scratch = &*scratch;
+    for (chain, (start, end, lines)) in [cluster, local].into_iter().zip(scratch.policy) {
+        if let Some(chain) = chain {
+            out.chains.push(chain);
+            body.text.push_str(scratch.ep_text.get(start..end).unwrap_or(""));
+            if lines > 0 {
+                body.add_run(chain, body.text.len(), lines);
+            }
         }
     }
-    scratch.rule_head = head;
-    let scratch = &*scratch;
     // 11. Endpoint chains: their rules, rendered with their names, appended at once.
     out.chains.extend_from_slice(&scratch.seps);
     let base = body.text.len();
@@ -1122,7 +1085,7 @@ fn service_port_rules(
 /// for long lists), with their text: each endpoint's `ip:port`, `-A ` and chain name, then
 /// every endpoint chain's two rules and every declaration, rendered as bytes and appended to
 /// `scratch.ep_text` at once (pieces of `&str` and ASCII: text whatever the names).
-fn endpoint_chains(port: &ServicePortInfo, large: bool, scratch: &mut Scratch) {
+fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 2], scratch: &mut Scratch) {
     scratch.seps.clear();
     scratch.spans.clear();
     scratch.index.clear();
@@ -1142,8 +1105,10 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, scratch: &mut Scratch) {
         a.copy_from_slice(name);
         b.copy_from_slice(proto);
     }
-    let t = &mut scratch.ep_bytes;
+    // The last port's text, its buffer reused.
+    let mut t = std::mem::take(&mut scratch.ep_text).into_bytes();
     t.clear();
+    let t = &mut t;
     let mut one_block = true;
     let mut ip6 = String::new();
     for ep in &port.all_locally_reachable {
@@ -1206,6 +1171,24 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, scratch: &mut Scratch) {
         sp.end = t.len();
         scratch.seps.push(Chain::Service(ServiceChainKind::Sep, *h));
     }
+    if port.all_locally_reachable.len() > 16 {
+        scratch
+            .index
+            .extend(port.all_locally_reachable.iter().map(Endpoint::addr).zip(0..));
+    }
+    // The policy chains' rules (cluster, local).
+    for (k, (chain, eps)) in policy
+        .into_iter()
+        .zip([&port.cluster_endpoints, &port.local_endpoints])
+        .enumerate()
+    {
+        let start = t.len();
+        let lines = match chain {
+            Some(chain) => policy_rules(t, port, chain, eps, large, scratch),
+            None => 0,
+        };
+        scratch.policy[k] = (start, t.len(), lines);
+    }
     // The endpoint chains' rules (what comes after `-A CHAIN`: the comment, unless large).
     let comment: &[u8] = if large {
         b""
@@ -1247,17 +1230,139 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, scratch: &mut Scratch) {
     let decls_end = t.len();
     scratch.rules = (rules_start, decls_start);
     scratch.decls = (decls_start, decls_end);
-    scratch.ep_text.clear();
-    match std::str::from_utf8(t) {
-        Ok(text) => scratch.ep_text.push_str(text),
+    scratch.ep_text = match String::from_utf8(std::mem::take(t)) {
+        Ok(text) => text,
         // Never: the bytes are `&str` pieces and ASCII.
-        Err(_) => scratch.ep_text.push_str(&String::from_utf8_lossy(t)),
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+}
+
+/// `writeServiceToEndpointRules` for one policy chain, as bytes appended to `t` (which holds
+/// the endpoints' socket texts, as `scratch.spans` tell): affinity checks, then the
+/// probability cascade. Returns how many rules.
+fn policy_rules(
+    t: &mut Vec<u8>,
+    port: &ServicePortInfo,
+    chain: Chain,
+    endpoints: &[Endpoint],
+    large: bool,
+    scratch: &Scratch,
+) -> u32 {
+    let all = &port.all_locally_reachable;
+    // The place of endpoint `k` of `endpoints` among the locally reachable ones (every
+    // endpoint a policy chain jumps to is one of them), most often the same place.
+    let place = |k: usize, ep: &Endpoint| -> Option<usize> {
+        let addr = ep.addr();
+        if all.get(k).is_some_and(|e| e.addr() == addr) {
+            return Some(k);
+        }
+        if scratch.index.is_empty() {
+            all.iter().position(|e| e.addr() == addr)
+        } else {
+            scratch.index.get(&addr).copied()
+        }
+    };
+    // Text that is not at hand (rare): rendered here.
+    let mut other = String::new();
+    // `-A CHAIN` and the comment up to the endpoint, written once, copied for each rule.
+    let head_start = t.len();
+    t.extend_from_slice(b"-A ");
+    match chain {
+        Chain::Service(kind, h) => {
+            t.extend_from_slice(kind.prefix().as_bytes());
+            t.extend_from_slice(&h);
+        }
+        Chain::Fixed(name) => t.extend_from_slice(name.as_bytes()),
     }
-    if port.all_locally_reachable.len() > 16 {
-        scratch
-            .index
-            .extend(port.all_locally_reachable.iter().map(Endpoint::addr).zip(0..));
+    if !large {
+        t.extend_from_slice(b" -m comment --comment \"");
+        t.extend_from_slice(port.name_string.as_bytes());
+        t.extend_from_slice(b" -> ");
     }
+    let head = (head_start, t.len());
+    let mut lines = 0u32;
+    let mut first = true;
+    // Each rule: the head (written above for the first), the socket in the comment, `middle`,
+    // then the endpoint chain, or `-j` and it.
+    let mut rule = |t: &mut Vec<u8>, k: usize, ep: &Endpoint, middle: &[u8], tail: &[u8]| {
+        if !first {
+            t.extend_from_within(head.0..head.1);
+        }
+        first = false;
+        let at = place(k, ep).filter(|&i| i < scratch.hashes.len());
+        if !large {
+            match at.and_then(|i| scratch.spans.get(i)) {
+                Some(sp) => t.extend_from_within(sp.start..sp.socket_end),
+                None => {
+                    other.clear();
+                    write_socket(&mut other, ep.addr());
+                    t.extend_from_slice(other.as_bytes());
+                }
+            }
+            t.push(b'"');
+        }
+        t.extend_from_slice(middle);
+        let mut name = |t: &mut Vec<u8>| match at.and_then(|i| scratch.hashes.get(i)) {
+            Some(h) => {
+                t.extend_from_slice(b"KUBE-SEP-");
+                t.extend_from_slice(h);
+            }
+            None => {
+                other.clear();
+                endpoint_chain(port, ep).write_to(&mut other);
+                t.extend_from_slice(other.as_bytes());
+            }
+        };
+        if tail.is_empty() {
+            t.extend_from_slice(b" -j ");
+            name(t);
+        } else {
+            name(t);
+            t.extend_from_slice(tail);
+            name(t);
+        }
+        t.push(b'\n');
+        lines += 1;
+    };
+    if let Some(seconds) = port.session_affinity_timeout {
+        let mut digits = String::with_capacity(48);
+        digits.push_str(" --rcheck --seconds ");
+        push_u32(&mut digits, seconds);
+        digits.push_str(" --reap -j ");
+        for (k, ep) in endpoints.iter().enumerate() {
+            rule(t, k, ep, b" -m recent --name ", digits.as_bytes());
+        }
+    }
+    let n = endpoints.len();
+    let mut p = [0u8; 64];
+    let stat = b" -m statistic --mode random --probability ";
+    p[..stat.len()].copy_from_slice(stat);
+    let mut other_p = String::new();
+    for (k, ep) in endpoints.iter().enumerate() {
+        if k + 1 < n {
+            let left = u32::try_from(n - k).unwrap_or(u32::MAX);
+            match probability_text(left).map(str::as_bytes) {
+                // `0.dddddddddd`: 12 characters.
+                Some(text) if text.len() == 12 => {
+                    p[stat.len()..stat.len() + 12].copy_from_slice(text);
+                    rule(t, k, ep, &p[..stat.len() + 12], b"");
+                }
+                _ => {
+                    other_p.clear();
+                    other_p.push_str(" -m statistic --mode random --probability ");
+                    write_probability(&mut other_p, left);
+                    rule(t, k, ep, other_p.as_bytes(), b"");
+                }
+            }
+        } else {
+            rule(t, k, ep, b"", b"");
+        }
+    }
+    if first {
+        // No rule: no head either.
+        t.truncate(head.0);
+    }
+    lines
 }
 
 /// Writes an IPv4 address as dotted decimal at the start of `buf`; returns its length.
@@ -1298,87 +1403,4 @@ fn u16_bytes(n: u16, buf: &mut [u8; 5]) -> usize {
         }
     }
     buf.len() - i
-}
-
-/// `writeServiceToEndpointRules`: affinity checks, then the probability cascade. `head`: a
-/// buffer for what every rule starts with.
-#[allow(clippy::too_many_arguments)]
-fn endpoint_rules(
-    body: &mut Lines,
-    s: &str,
-    port: &ServicePortInfo,
-    chain: Chain,
-    endpoints: &[Endpoint],
-    large: bool,
-    scratch: &Scratch,
-    head: &mut String,
-) {
-    let all = &port.all_locally_reachable;
-    // The place of endpoint `k` of `endpoints` among the locally reachable ones (every
-    // endpoint a policy chain jumps to is one of them), most often the same place.
-    let place = |k: usize, ep: &Endpoint| -> Option<usize> {
-        let addr = ep.addr();
-        if all.get(k).is_some_and(|e| e.addr() == addr) {
-            return Some(k);
-        }
-        if scratch.index.is_empty() {
-            all.iter().position(|e| e.addr() == addr)
-        } else {
-            scratch.index.get(&addr).copied()
-        }
-    };
-    // The endpoint's chain, its name and `ip:port` text (rendered once per port).
-    let sep_of = |k: usize, ep: &Endpoint| -> (Chain, Option<&str>, Option<&str>) {
-        match place(k, ep).and_then(|i| Some((*scratch.seps.get(i)?, i))) {
-            Some((c, i)) => (c, scratch.name(i), scratch.socket(i)),
-            None => (endpoint_chain(port, ep), None, None),
-        }
-    };
-    // `-A CHAIN` and the comment up to the endpoint, rendered once for the chain's rules.
-    head.clear();
-    head.push_str("-A ");
-    chain.write_to(head);
-    if !large {
-        head.push_str(" -m comment --comment \"");
-        head.push_str(s);
-        head.push_str(" -> ");
-    }
-    let head = &*head;
-    let start = |t: &mut String, ep: &Endpoint, sock: Option<&str>| {
-        t.push_str(head);
-        if !large {
-            match sock {
-                Some(sock) => t.push_str(sock),
-                None => write_socket(t, ep.addr()),
-            }
-            t.push('"');
-        }
-    };
-    if let Some(seconds) = port.session_affinity_timeout {
-        for (k, ep) in endpoints.iter().enumerate() {
-            let (c, name, sock) = sep_of(k, ep);
-            let t = &mut body.text;
-            start(t, ep, sock);
-            t.push_str(" -m recent --name ");
-            push_chain(t, c, name);
-            t.push_str(" --rcheck --seconds ");
-            push_u32(t, seconds);
-            t.push_str(" --reap -j ");
-            push_chain(t, c, name);
-            body.end(chain);
-        }
-    }
-    let n = endpoints.len();
-    for (k, ep) in endpoints.iter().enumerate() {
-        let (c, name, sock) = sep_of(k, ep);
-        let t = &mut body.text;
-        start(t, ep, sock);
-        if k + 1 < n {
-            t.push_str(" -m statistic --mode random --probability ");
-            write_probability(t, u32::try_from(n - k).unwrap_or(u32::MAX));
-        }
-        t.push_str(" -j ");
-        push_chain(t, c, name);
-        body.end(chain);
-    }
 }

@@ -600,16 +600,24 @@ pub(crate) fn write_socket(out: &mut String, ep: SocketAddr) {
 
 /// Writes 1/n as Go's `fmt.Sprintf("%0.10f", 1.0/float64(n))`.
 pub(crate) fn write_probability(out: &mut String, n: u32) {
-    // The common small n (Services with up to 64 endpoints) are formatted once per process.
+    match probability_text(n) {
+        Some(text) => out.push_str(text),
+        None => {
+            let _ = write!(out, "{:.10}", 1.0 / f64::from(n.max(1)));
+        }
+    }
+}
+
+/// [`write_probability`]'s text for the common small n (Services with up to 64 endpoints),
+/// formatted once per process.
+pub(crate) fn probability_text(n: u32) -> Option<&'static str> {
     static SMALL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     const CACHED: u32 = 64;
-    if n <= CACHED {
-        let table = SMALL.get_or_init(|| (0..=CACHED).map(format_probability).collect());
-        // The table holds every n up to CACHED.
-        out.push_str(&table[n as usize]);
-        return;
+    if n > CACHED {
+        return None;
     }
-    let _ = write!(out, "{:.10}", 1.0 / f64::from(n.max(1)));
+    let table = SMALL.get_or_init(|| (0..=CACHED).map(format_probability).collect());
+    table.get(n as usize).map(String::as_str)
 }
 
 fn format_probability(n: u32) -> String {
