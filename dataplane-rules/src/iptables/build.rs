@@ -549,11 +549,42 @@ struct EpSpan {
     ip: (usize, usize),
     /// The socket text's end.
     socket_end: usize,
+    /// The socket text in a buffer (IPv4).
+    fixed: Option<Fixed>,
     /// Where `-A ` and the chain name start, and end.
     begin: usize,
     end: usize,
     /// The end of the chain's rules, from the start of the rules.
     rules_end: usize,
+}
+
+/// An IPv4 endpoint's `ip:port` at the start of a buffer: copied as the whole buffer and cut
+/// to length (one fixed-size copy, rather than a call for a copy of a length known late).
+#[derive(Debug, Clone, Copy)]
+struct Fixed {
+    buf: [u8; 32],
+    /// The address' length.
+    ip: usize,
+    /// The socket's length.
+    socket: usize,
+}
+
+impl Fixed {
+    fn push_ip(&self, t: &mut Vec<u8>) {
+        push_fixed(t, &self.buf, self.ip);
+    }
+
+    fn push_socket(&self, t: &mut Vec<u8>) {
+        push_fixed(t, &self.buf, self.socket);
+    }
+}
+
+/// Appends the first `len` bytes of `buf` (all of it copied, the rest cut off).
+#[inline(always)]
+fn push_fixed<const N: usize>(t: &mut Vec<u8>, buf: &[u8; N], len: usize) {
+    let at = t.len();
+    t.extend_from_slice(buf);
+    t.truncate(at + len.min(N));
 }
 
 impl Scratch {
@@ -1114,12 +1145,23 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
     for ep in &port.all_locally_reachable {
         // `ip:port` (`[ip]:port`), as the hash reads it and the DNAT rule writes it
         let start = t.len();
-        let (ip_start, ip_end) = match ep.ip {
+        let (ip_start, ip_end, fixed) = match ep.ip {
             IpAddr::V4(v4) => {
-                let mut buf = [0u8; 16];
+                // `ip:port` at most 21 characters: written into a buffer, copied whole.
+                let mut buf = [0u8; 32];
                 let n = ipv4_bytes(v4, &mut buf);
-                t.extend_from_slice(&buf[..n]);
-                (start, t.len())
+                buf[n] = b':';
+                let m = put_port(&mut buf, n + 1, ep.port);
+                push_fixed(t, &buf, m);
+                (
+                    start,
+                    start + n,
+                    Some(Fixed {
+                        buf,
+                        ip: n,
+                        socket: m,
+                    }),
+                )
             }
             IpAddr::V6(_) => {
                 ip6.clear();
@@ -1127,13 +1169,14 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
                 t.push(b'[');
                 t.extend_from_slice(ip6.as_bytes());
                 t.push(b']');
-                (start + 1, t.len() - 1)
+                let ip = (start + 1, t.len() - 1);
+                t.push(b':');
+                let mut digits = [0u8; 5];
+                let n = u16_bytes(ep.port, &mut digits);
+                t.extend_from_slice(&digits[5 - n..]);
+                (ip.0, ip.1, None)
             }
         };
-        t.push(b':');
-        let mut digits = [0u8; 5];
-        let n = u16_bytes(ep.port, &mut digits);
-        t.extend_from_slice(&digits[5 - n..]);
         let socket_end = t.len();
         let socket = t.get(start..socket_end).unwrap_or(&[]);
         let total = prefix + socket.len();
@@ -1150,6 +1193,7 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
             start,
             ip: (ip_start, ip_end),
             socket_end,
+            fixed,
             begin: 0,
             end: 0,
             rules_end: 0,
@@ -1207,7 +1251,10 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
         t.extend_from_slice(h);
         t.extend_from_slice(comment);
         t.extend_from_slice(b" -s ");
-        t.extend_from_within(sp.ip.0..sp.ip.1);
+        match &sp.fixed {
+            Some(f) => f.push_ip(t),
+            None => t.extend_from_within(sp.ip.0..sp.ip.1),
+        }
         t.extend_from_slice(b" -j KUBE-MARK-MASQ\n-A KUBE-SEP-");
         t.extend_from_slice(h);
         t.extend_from_slice(comment);
@@ -1217,7 +1264,10 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
             t.extend_from_slice(b" --set");
         }
         t.extend_from_slice(dnat);
-        t.extend_from_within(sp.start..sp.socket_end);
+        match &sp.fixed {
+            Some(f) => f.push_socket(t),
+            None => t.extend_from_within(sp.start..sp.socket_end),
+        }
         t.push(b'\n');
         sp.rules_end = t.len() - rules_start;
     }
@@ -1280,19 +1330,35 @@ fn policy_rules(
         t.extend_from_slice(b" -> ");
     }
     let head = (head_start, t.len());
+    // The head in a buffer when it fits (every one without a comment does).
+    let mut head_buf = [0u8; 64];
+    let short = match t.get(head.0..head.1) {
+        Some(h) if h.len() <= head_buf.len() => {
+            head_buf[..h.len()].copy_from_slice(h);
+            true
+        }
+        _ => false,
+    };
     let mut lines = 0u32;
     let mut first = true;
     // Each rule: the head (written above for the first), the socket in the comment, `middle`,
     // then the endpoint chain, or `-j` and it.
     let mut rule = |t: &mut Vec<u8>, k: usize, ep: &Endpoint, middle: &[u8], tail: &[u8]| {
         if !first {
-            t.extend_from_within(head.0..head.1);
+            if short {
+                push_fixed(t, &head_buf, head.1 - head.0);
+            } else {
+                t.extend_from_within(head.0..head.1);
+            }
         }
         first = false;
         let at = place(k, ep).filter(|&i| i < scratch.hashes.len());
         if !large {
             match at.and_then(|i| scratch.spans.get(i)) {
-                Some(sp) => t.extend_from_within(sp.start..sp.socket_end),
+                Some(sp) => match &sp.fixed {
+                    Some(f) => f.push_socket(t),
+                    None => t.extend_from_within(sp.start..sp.socket_end),
+                },
                 None => {
                     other.clear();
                     write_socket(&mut other, ep.addr());
@@ -1365,9 +1431,10 @@ fn policy_rules(
     lines
 }
 
-/// Writes an IPv4 address as dotted decimal at the start of `buf`; returns its length.
+/// Writes an IPv4 address as dotted decimal (at most 15 bytes) at the start of `buf`; returns
+/// its length.
 #[inline]
-fn ipv4_bytes(ip: Ipv4Addr, buf: &mut [u8; 16]) -> usize {
+fn ipv4_bytes(ip: Ipv4Addr, buf: &mut [u8; 32]) -> usize {
     let mut at = 0;
     for (k, o) in ip.octets().into_iter().enumerate() {
         if k > 0 {
@@ -1389,6 +1456,26 @@ fn ipv4_bytes(ip: Ipv4Addr, buf: &mut [u8; 16]) -> usize {
     at
 }
 
+/// Writes a port number's digits at `buf[at..]` (`at` at most 16); returns their end.
+#[inline]
+fn put_port(buf: &mut [u8; 32], at: usize, n: u16) -> usize {
+    let digits = match n {
+        0..10 => 1,
+        10..100 => 2,
+        100..1000 => 3,
+        1000..10000 => 4,
+        _ => 5,
+    };
+    let mut v = n;
+    for k in (0..digits).rev() {
+        if let Some(b) = buf.get_mut(at + k) {
+            *b = b'0' + (v % 10) as u8;
+        }
+        v /= 10;
+    }
+    at + digits
+}
+
 /// Writes a port number's digits at the end of `buf`; returns how many.
 #[inline]
 fn u16_bytes(n: u16, buf: &mut [u8; 5]) -> usize {
@@ -1403,4 +1490,37 @@ fn u16_bytes(n: u16, buf: &mut [u8; 5]) -> usize {
         }
     }
     buf.len() - i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_texts_print_as_display_does() {
+        let ports = (0..=10_000u16).chain([65_535, 54_321, 10_001, 99, 100, 999, 1000]);
+        for (k, port) in ports.enumerate() {
+            let o = (k % 256) as u8;
+            let ip = Ipv4Addr::new(o, 255 - o, (k / 256) as u8, 10);
+            let mut buf = [0u8; 32];
+            let n = ipv4_bytes(ip, &mut buf);
+            buf[n] = b':';
+            let m = put_port(&mut buf, n + 1, port);
+            let f = Fixed {
+                buf,
+                ip: n,
+                socket: m,
+            };
+            let mut t = b"x".to_vec();
+            f.push_socket(&mut t);
+            f.push_ip(&mut t);
+            assert_eq!(
+                String::from_utf8(t).unwrap(),
+                format!("x{}{ip}", SocketAddr::from((ip, port)))
+            );
+            let mut digits = [0u8; 5];
+            let d = u16_bytes(port, &mut digits);
+            assert_eq!(&digits[5 - d..], port.to_string().as_bytes());
+        }
+    }
 }
