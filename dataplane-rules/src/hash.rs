@@ -84,56 +84,89 @@ pub fn sha256(data: &[u8]) -> [u8; 32] {
 
 /// The SHA-256 of the parts fed one after another.
 fn digest(parts: &[&[u8]]) -> [u8; 32] {
-    let total: usize = parts.iter().map(|p| p.len()).sum();
-    if total <= 55 {
+    match one_block(parts) {
         // Short inputs (every chain name's): one padded block, compressed once.
-        let mut block = [0u8; 64];
-        let mut at = 0;
-        for p in parts {
-            // total <= 55: every part fits before the padding.
-            block[at..at + p.len()].copy_from_slice(p);
-            at += p.len();
+        Some(block) => {
+            let mut state = H0;
+            compress(&mut state, &block);
+            let mut out = [0u8; 32];
+            for (chunk, word) in out.chunks_exact_mut(4).zip(state) {
+                chunk.copy_from_slice(&word.to_be_bytes());
+            }
+            out
         }
-        block[at] = 0x80;
-        block[56..64].copy_from_slice(&((total as u64) * 8).to_be_bytes());
-        let mut state = H0;
-        compress(&mut state, &block);
-        let mut out = [0u8; 32];
-        for (chunk, word) in out.chunks_exact_mut(4).zip(state) {
-            chunk.copy_from_slice(&word.to_be_bytes());
+        None => {
+            let mut h = Sha256::new();
+            for p in parts {
+                h.update(p);
+            }
+            h.finish()
         }
-        out
-    } else {
-        let mut h = Sha256::new();
-        for p in parts {
-            h.update(p);
-        }
-        h.finish()
     }
+}
+
+/// The parts, fed one after another, as one padded SHA-256 block, when they fit in one (55
+/// bytes at most).
+#[inline]
+pub(crate) fn one_block(parts: &[&[u8]]) -> Option<[u8; 64]> {
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    if total > 55 {
+        return None;
+    }
+    let mut block = [0u8; 64];
+    let mut at = 0;
+    for p in parts {
+        // total <= 55: every part fits before the padding.
+        block[at..at + p.len()].copy_from_slice(p);
+        at += p.len();
+    }
+    block[at] = 0x80;
+    block[56..64].copy_from_slice(&((total as u64) * 8).to_be_bytes());
+    Some(block)
 }
 
 const BASE32: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
+/// The first 16 characters of the base32 encoding of a digest whose first words are `state`'s
+/// (16 characters of 5 bits: the first 80 bits, words 0, 1 and half of 2).
+#[inline]
+fn base32_head(state: &[u32; 8]) -> [u8; 16] {
+    let bits = (u128::from(state[0]) << 48) | (u128::from(state[1]) << 16) | u128::from(state[2] >> 16);
+    let mut out = [0u8; 16];
+    for (i, slot) in out.iter_mut().enumerate() {
+        *slot = BASE32[((bits >> (75 - 5 * i)) & 31) as usize];
+    }
+    out
+}
+
 /// The first 16 characters of the standard base32 encoding of the SHA-256 of the parts, fed
 /// one after another: kube-proxy's chain-name hash (16 characters use the first 10 bytes).
 pub fn chain_hash(parts: &[&[u8]]) -> [u8; 16] {
-    let d = digest(parts);
-    let mut out = [0u8; 16];
-    // 10 bytes = 80 bits = 16 characters of 5 bits.
-    let mut acc: u64 = 0;
-    let mut bits = 0;
-    let mut at = 0;
-    for &byte in d.iter().take(10) {
-        acc = (acc << 8) | u64::from(byte);
-        bits += 8;
-        while bits >= 5 {
-            bits -= 5;
-            // 80 bits make exactly 16 characters.
-            out[at] = BASE32[((acc >> bits) & 31) as usize];
-            at += 1;
+    match one_block(parts) {
+        Some(block) => chain_hash_block(&block),
+        None => {
+            let d = digest(parts);
+            let mut state = [0u32; 8];
+            for (word, chunk) in state.iter_mut().zip(d.chunks_exact(4)) {
+                *word = u32::from_be_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+            }
+            base32_head(&state)
         }
     }
-    out
+}
+
+/// [`chain_hash`] of an input given as its padded block (see [`one_block`]).
+#[inline]
+pub(crate) fn chain_hash_block(block: &[u8; 64]) -> [u8; 16] {
+    let mut state = H0;
+    compress(&mut state, block);
+    base32_head(&state)
+}
+
+/// [`chain_hash_block`] of each block, in order, appended to `out`.
+pub(crate) fn chain_hash_blocks(blocks: &[[u8; 64]], out: &mut Vec<[u8; 16]>) {
+    out.reserve(blocks.len());
+    out.extend(blocks.iter().map(chain_hash_block));
 }
 
 #[cfg(test)]
@@ -215,6 +248,62 @@ mod tests {
                 *slot = BASE32[v];
             }
             assert_eq!(chain_hash(&[a, b]), want, "length {n}");
+        }
+    }
+
+    /// The chain hash the slow way: the streaming hash, its first 80 bits in base32 bit by bit.
+    fn slow_chain_hash(data: &[u8]) -> [u8; 16] {
+        let mut h = Sha256::new();
+        h.update(data);
+        let d = h.finish();
+        let bits: Vec<u8> = d
+            .iter()
+            .take(10)
+            .flat_map(|byte| (0..8).rev().map(move |i| (byte >> i) & 1))
+            .collect();
+        let mut out = [0u8; 16];
+        for (slot, five) in out.iter_mut().zip(bits.chunks(5)) {
+            *slot = BASE32[five.iter().fold(0usize, |acc, b| acc * 2 + usize::from(*b))];
+        }
+        out
+    }
+
+    #[test]
+    fn blocks_hash_as_their_parts() {
+        // Every one-block length, split in three parts, many blocks at once, in order.
+        let inputs: Vec<Vec<u8>> = (0..=55usize)
+            .flat_map(|n| (0..3u8).map(move |k| (0..n).map(|i| (i as u8).wrapping_mul(31) ^ k).collect()))
+            .collect();
+        let blocks: Vec<[u8; 64]> = inputs
+            .iter()
+            .map(|d| {
+                let (a, rest) = d.split_at(d.len() / 3);
+                let (b, c) = rest.split_at(rest.len() / 2);
+                one_block(&[a, b, c]).unwrap()
+            })
+            .collect();
+        let mut got = Vec::new();
+        chain_hash_blocks(&blocks, &mut got);
+        let want: Vec<[u8; 16]> = inputs.iter().map(|d| slow_chain_hash(d)).collect();
+        assert_eq!(got, want);
+        assert!(one_block(&[&[0u8; 50], &[0u8; 6]]).is_none());
+    }
+
+    proptest::proptest! {
+        /// Random messages of one block or more: the chain hash is the streaming hash's.
+        #[test]
+        fn chain_hashes_are_the_streaming_hashes(
+            msgs in proptest::collection::vec(proptest::collection::vec(proptest::num::u8::ANY, 0..=80), 0..12)
+        ) {
+            let short: Vec<&Vec<u8>> = msgs.iter().filter(|m| m.len() <= 55).collect();
+            let blocks: Vec<[u8; 64]> = short.iter().map(|m| one_block(&[m]).unwrap()).collect();
+            let mut got = Vec::new();
+            chain_hash_blocks(&blocks, &mut got);
+            let want: Vec<[u8; 16]> = short.iter().map(|m| slow_chain_hash(m)).collect();
+            proptest::prop_assert_eq!(got, want);
+            for m in &msgs {
+                proptest::prop_assert_eq!(chain_hash(&[m]), slow_chain_hash(m));
+            }
         }
     }
 

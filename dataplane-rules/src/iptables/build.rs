@@ -12,11 +12,11 @@ use svcnet_topology::IpFamily;
 
 use super::blocks::PortList;
 use super::text::{
-    Lines, PortText, TxText, Typed, Written, decl_len, fix_probabilities, parse_table, write_decl,
+    Lines, PortText, Run, Text, TxText, Typed, Written, decl_len, fix_probabilities, parse_table, write_decl,
 };
 use super::types::*;
 use crate::error::RulesError;
-use crate::hash::chain_hash;
+use crate::hash::{chain_hash, chain_hash_blocks};
 use crate::proxy::{Endpoint, LocalDetector, ProxyConfig, ProxyModel, ServicePortInfo};
 use svcnet_model::hash::{FastSet, KeyedMap};
 
@@ -524,13 +524,19 @@ pub(crate) struct Scratch {
     cluster_ip: String,
     /// Its endpoint chains' comment match.
     sep_comment: String,
-    /// What a policy chain's rules start with (`-A CHAIN`, the comment up to the endpoint).
-    rule_head: String,
     seps: Vec<Chain>,
-    /// Each endpoint's text, rendered once per sync: `ip:port` (`[ip]:port`), then
-    /// `-A ` and its endpoint chain's name; `spans` tells where each piece ends.
+    /// Each endpoint's text, rendered once per port: every `ip:port` (`[ip]:port`), then
+    /// every `-A ` and endpoint chain name; `spans` tells where each piece lies.
     ep_text: String,
     spans: Vec<EpSpan>,
+    /// Where the endpoint chains' rules and declarations lie in `ep_text`.
+    rules: (usize, usize),
+    /// Where the policy chains' (cluster, local) rules lie in `ep_text`, and how many.
+    policy: [(usize, usize, u32); 2],
+    decls: (usize, usize),
+    /// The endpoints' hash inputs (one padded SHA-256 block each) and their hashes.
+    blocks: Vec<[u8; 64]>,
+    hashes: Vec<[u8; 16]>,
     index: KeyedMap<SocketAddr, usize>,
 }
 
@@ -541,58 +547,61 @@ struct EpSpan {
     start: usize,
     /// The address' start and end (inside the brackets for IPv6).
     ip: (usize, usize),
-    /// The socket text's end, where `-A ` and the chain name start.
+    /// The socket text's end.
     socket_end: usize,
-    /// The chain name's end.
+    /// The socket text in a buffer (IPv4).
+    fixed: Option<Fixed>,
+    /// Where `-A ` and the chain name start, and end.
+    begin: usize,
     end: usize,
+    /// The end of the chain's rules, from the start of the rules.
+    rules_end: usize,
+}
+
+/// An IPv4 endpoint's `ip:port` at the start of a buffer: copied as the whole buffer and cut
+/// to length (one fixed-size copy, rather than a call for a copy of a length known late).
+#[derive(Debug, Clone, Copy)]
+struct Fixed {
+    buf: [u8; 32],
+    /// The address' length.
+    ip: usize,
+    /// The socket's length.
+    socket: usize,
+}
+
+impl Fixed {
+    fn push_ip(&self, t: &mut Vec<u8>) {
+        push_fixed(t, &self.buf, self.ip);
+    }
+
+    fn push_socket(&self, t: &mut Vec<u8>) {
+        push_fixed(t, &self.buf, self.socket);
+    }
+}
+
+/// Appends the first `len` bytes of `buf` (all of it copied, the rest cut off).
+#[inline(always)]
+fn push_fixed<const N: usize>(t: &mut Vec<u8>, buf: &[u8; N], len: usize) {
+    let at = t.len();
+    t.extend_from_slice(buf);
+    t.truncate(at + len.min(N));
 }
 
 impl Scratch {
-    /// Endpoint `i`'s `ip:port` text.
-    fn socket(&self, i: usize) -> Option<&str> {
-        let sp = self.spans.get(i)?;
-        self.ep_text.get(sp.start..sp.socket_end)
+    /// Every endpoint chain's rules.
+    fn sep_rules(&self) -> &str {
+        self.ep_text.get(self.rules.0..self.rules.1).unwrap_or("")
     }
 
-    /// Endpoint `i`'s address text.
-    fn ip(&self, i: usize) -> Option<&str> {
-        let sp = self.spans.get(i)?;
-        self.ep_text.get(sp.ip.0..sp.ip.1)
+    /// Every endpoint chain's declaration.
+    fn sep_decls(&self) -> &str {
+        self.ep_text.get(self.decls.0..self.decls.1).unwrap_or("")
     }
 
     /// Endpoint `i`'s chain name.
     fn name(&self, i: usize) -> Option<&str> {
         let sp = self.spans.get(i)?;
-        self.ep_text.get(sp.socket_end + 3..sp.end)
-    }
-
-    /// `-A ` and endpoint `i`'s chain name.
-    fn begin(&self, i: usize) -> Option<&str> {
-        let sp = self.spans.get(i)?;
-        self.ep_text.get(sp.socket_end..sp.end)
-    }
-
-    /// Writes the head of a rule of endpoint `i`'s chain: `-A CHAIN` (from its rendered text
-    /// when there is one) and `comment`.
-    #[inline]
-    fn push_head(&self, t: &mut String, i: usize, chain: Chain, comment: &str) {
-        match self.begin(i) {
-            Some(b) => t.push_str(b),
-            None => {
-                t.push_str("-A ");
-                chain.write_to(t);
-            }
-        }
-        t.push_str(comment);
-    }
-}
-
-/// Writes `chain`, from its rendered name when there is one.
-#[inline]
-fn push_chain(t: &mut String, chain: Chain, name: Option<&str>) {
-    match name {
-        Some(n) => t.push_str(n),
-        None => chain.write_to(t),
+        self.ep_text.get(sp.begin + 3..sp.end)
     }
 }
 
@@ -625,37 +634,94 @@ pub(crate) fn render_port(
     scratch: &mut Scratch,
 ) -> PortText {
     let eps = port.all_locally_reachable.len();
-    let mut out = PortText {
+    let mut out = new_port(port);
+    let mut lines = if body {
+        Lines::with_capacity(200 + 340 * eps, 4 + 2 * eps)
+    } else {
+        Lines::default()
+    };
+    service_port_rules(port, settings, large, &mut out, &mut lines, body, scratch);
+    if body {
+        let mut d = String::new();
+        port_decls(&out.chains, scratch, &mut d);
+        out.decls = Text::Own(d);
+    }
+    out.body = Lines {
+        text: Text::Own(lines.text),
+        runs: lines.runs,
+    };
+    out
+}
+
+/// A port's text with room for its rules, nothing written.
+fn new_port(port: &ServicePortInfo) -> PortText {
+    PortText {
         filter: Lines::default(),
         head: Lines::with_capacity(
             160 * (1 + port.external_ips.len() + port.load_balancer_vips.len()),
             2,
         ),
-        body: if body {
-            Lines::with_capacity(200 + 340 * eps, 4 + 2 * eps)
-        } else {
-            Lines::default()
-        },
-        chains: Vec::with_capacity(2 + eps),
-        decls: String::new(),
+        body: Lines::default(),
+        chains: Vec::with_capacity(2 + port.all_locally_reachable.len()),
+        decls: Text::default(),
         extra: Vec::new(),
         seqs: Vec::new(),
-    };
-    service_port_rules(port, settings, large, &mut out, body, scratch);
-    if body {
-        port_decls(&mut out, scratch);
     }
-    out
+}
+
+/// About how many bytes a port's own chains (rules and declarations) take.
+pub(crate) fn body_estimate(port: &ServicePortInfo) -> usize {
+    let eps = port.all_locally_reachable.len();
+    400 + 420 * eps
+}
+
+/// Where [`render_port_into`] wrote a port's text in the shared buffer: its rules from `.0`
+/// to `.1`, its declarations from `.1` to `.2`.
+pub(crate) type Place = (u32, u32, u32);
+
+/// Renders one service port with its rules and declarations appended to `shared` (a buffer
+/// rendered for many ports; `shared.runs` is left empty). The port's `body` and `decls` are
+/// left empty: they are the ranges of `shared` returned, set once the buffer is complete.
+pub(crate) fn render_port_into(
+    port: &ServicePortInfo,
+    settings: &IptablesSettings,
+    large: bool,
+    scratch: &mut Scratch,
+    shared: &mut Lines,
+) -> (PortText, Place) {
+    let mut out = new_port(port);
+    shared.runs.clear();
+    let start = shared.text.len();
+    service_port_rules(port, settings, large, &mut out, shared, true, scratch);
+    let mid = shared.text.len();
+    port_decls(&out.chains, scratch, &mut shared.text);
+    let end = shared.text.len();
+    let base = u32::try_from(start).unwrap_or(u32::MAX);
+    let mut runs = Vec::with_capacity(shared.runs.len());
+    runs.extend(shared.runs.drain(..).map(|r| Run {
+        end: r.end - base,
+        ..r
+    }));
+    out.body.runs = runs;
+    let at = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    (out, (at(start), at(mid), at(end)))
 }
 
 /// Renders the declarations of a port's chains: the endpoint chains (its last ones) from
 /// their names rendered with the rules.
-fn port_decls(out: &mut PortText, scratch: &Scratch) {
-    let seps = scratch.seps.len().min(out.chains.len());
-    let own = out.chains.len() - seps;
-    let d = &mut out.decls;
-    d.reserve(out.chains.iter().map(|c| decl_len(*c)).sum());
-    for (k, c) in out.chains.iter().enumerate() {
+fn port_decls(chains: &[Chain], scratch: &Scratch, d: &mut String) {
+    let seps = scratch.seps.len().min(chains.len());
+    let own = chains.len() - seps;
+    d.reserve(chains.iter().map(|c| decl_len(*c)).sum());
+    if chains.get(own..) == Some(scratch.seps.as_slice()) {
+        // The endpoint chains, last, declared as rendered with their rules.
+        for c in chains.get(..own).unwrap_or(&[]) {
+            write_decl(d, *c);
+        }
+        d.push_str(scratch.sep_decls());
+        return;
+    }
+    for (k, c) in chains.iter().enumerate() {
         match k.checked_sub(own).and_then(|i| scratch.name(i)) {
             Some(name) => {
                 d.push(':');
@@ -673,6 +739,7 @@ fn service_port_rules(
     settings: &IptablesSettings,
     large: bool,
     out: &mut PortText,
+    body: &mut Lines,
     write_chains: bool,
     scratch: &mut Scratch,
 ) {
@@ -898,7 +965,7 @@ fn service_port_rules(
             _ => None,
         };
         if let Some(cidr) = masquerade {
-            let t = &mut out.body.text;
+            let t = &mut body.text;
             t.push_str("-A ");
             internal_chain.write_to(t);
             t.push_str(&scratch.cluster_ip);
@@ -907,14 +974,14 @@ fn service_port_rules(
                 Addr::Net(cidr).write_to(t);
             }
             t.push_str(" -j KUBE-MARK-MASQ");
-            out.body.end(internal_chain);
+            body.end(internal_chain);
         }
     }
     // 8. External-traffic chain.
     if port.uses_external_traffic() {
         out.chains.push(chains.ext);
         if !port.external_policy_local {
-            out.body.rule(
+            body.rule(
                 chains.ext,
                 &[Match::Comment(Comment::Around(
                     "masquerade traffic for ",
@@ -925,7 +992,7 @@ fn service_port_rules(
             );
         } else {
             if let LocalDetector::Cidr(cidr) = settings.detector {
-                out.body.rule(
+                body.rule(
                     chains.ext,
                     &[
                         Match::Comment(Comment::Around(
@@ -941,7 +1008,7 @@ fn service_port_rules(
                     &Target::Jump(chains.svc),
                 );
             }
-            out.body.rule(
+            body.rule(
                 chains.ext,
                 &[
                     Match::Comment(Comment::Around(
@@ -953,7 +1020,7 @@ fn service_port_rules(
                 ],
                 &Target::Jump(KUBE_MARK_MASQ),
             );
-            out.body.rule(
+            body.rule(
                 chains.ext,
                 &[
                     Match::Comment(Comment::Around(
@@ -967,8 +1034,7 @@ fn service_port_rules(
             );
         }
         if has_external {
-            out.body
-                .rule(chains.ext, &[], &Target::Jump(external_policy_chain));
+            body.rule(chains.ext, &[], &Target::Jump(external_policy_chain));
         }
     }
     // 9. Firewall chain.
@@ -977,7 +1043,7 @@ fn service_port_rules(
         let lb = Comment::Around("", s.shared(), " loadbalancer IP");
         let mut allow_from_node = false;
         for cidr in &port.load_balancer_source_ranges {
-            out.body.rule(
+            body.rule(
                 chains.fw,
                 &[
                     Match::Comment(lb.clone()),
@@ -994,7 +1060,7 @@ fn service_port_rules(
         }
         if allow_from_node {
             for ip in &port.load_balancer_vips {
-                out.body.rule(
+                body.rule(
                     chains.fw,
                     &[
                         Match::Comment(lb.clone()),
@@ -1007,7 +1073,7 @@ fn service_port_rules(
                 );
             }
         }
-        out.body.rule(
+        body.rule(
             chains.fw,
             &[Match::Comment(Comment::Around(
                 "other traffic to ",
@@ -1017,150 +1083,221 @@ fn service_port_rules(
             &Target::None,
         );
     }
-    // 10. Policy chains. Each endpoint chain name is hashed (and its text rendered) once.
-    endpoint_chains(port, scratch);
-    let mut head = std::mem::take(&mut scratch.rule_head);
-    {
-        let sc = &*scratch;
-        if port.uses_cluster_policy() {
-            out.chains.push(chains.svc);
-            endpoint_rules(
-                &mut out.body,
-                &s,
-                port,
-                chains.svc,
-                &port.cluster_endpoints,
-                large,
-                sc,
-                &mut head,
-            );
-        }
-        if port.uses_local_policy() {
-            out.chains.push(chains.svl);
-            endpoint_rules(
-                &mut out.body,
-                &s,
-                port,
-                chains.svl,
-                &port.local_endpoints,
-                large,
-                sc,
-                &mut head,
-            );
+    // 10. Policy chains, rendered with the endpoint chains (each name hashed once).
+    let cluster = port.uses_cluster_policy().then_some(chains.svc);
+    let local = port.uses_local_policy().then_some(chains.svl);
+    endpoint_chains(port, large, [cluster, local], scratch);
+    let scratch = &*scratch;
+    for (chain, (start, end, lines)) in [cluster, local].into_iter().zip(scratch.policy) {
+        if let Some(chain) = chain {
+            out.chains.push(chain);
+            body.text.push_str(scratch.ep_text.get(start..end).unwrap_or(""));
+            if lines > 0 {
+                body.add_run(chain, body.text.len(), lines);
+            }
         }
     }
-    scratch.rule_head = head;
-    let scratch = &*scratch;
-    // 11. Endpoint chains.
-    let body = &mut out.body;
-    // What every endpoint chain's rules write after `-A CHAIN`: the comment.
-    let comment: &str = if large { "" } else { &scratch.sep_comment };
-    let dnat = match proto {
-        crate::proxy::Protocol::Tcp => " -m tcp -p tcp -j DNAT --to-destination ",
-        crate::proxy::Protocol::Udp => " -m udp -p udp -j DNAT --to-destination ",
-        crate::proxy::Protocol::Sctp => " -m sctp -p sctp -j DNAT --to-destination ",
-    };
-    for (i, (ep, &chain)) in port.all_locally_reachable.iter().zip(&scratch.seps).enumerate() {
-        out.chains.push(chain);
-        let name = scratch.name(i);
-        let t = &mut body.text;
-        scratch.push_head(t, i, chain, comment);
-        t.push_str(" -s ");
-        match scratch.ip(i) {
-            Some(ip) => t.push_str(ip),
-            None => write_ip(t, ep.ip),
-        }
-        t.push_str(" -j KUBE-MARK-MASQ");
-        body.end(chain);
-        let t = &mut body.text;
-        scratch.push_head(t, i, chain, comment);
-        if port.session_affinity_timeout.is_some() {
-            t.push_str(" -m recent --name ");
-            push_chain(t, chain, name);
-            t.push_str(" --set");
-        }
-        t.push_str(dnat);
-        match scratch.socket(i) {
-            Some(sock) => t.push_str(sock),
-            None => write_socket(t, ep.addr()),
-        }
-        body.end(chain);
+    // 11. Endpoint chains: their rules, rendered with their names, appended at once.
+    out.chains.extend_from_slice(&scratch.seps);
+    let base = body.text.len();
+    body.text.push_str(scratch.sep_rules());
+    for (sp, &chain) in scratch.spans.iter().zip(&scratch.seps) {
+        body.add_run(chain, base + sp.rules_end, 2);
     }
     // A masquerade rule for an internal chain that is not declared (kube-proxy writes it all
     // the same): the chain is created by the rule.
-    if out.body.runs.first().is_some_and(|r| r.chain == internal_chain)
-        && !out.chains.contains(&internal_chain)
-    {
+    if body.runs.first().is_some_and(|r| r.chain == internal_chain) && !out.chains.contains(&internal_chain) {
         out.extra.push(internal_chain);
     }
 }
 
 /// The endpoint chains of a port's locally reachable endpoints (every endpoint a policy chain
 /// jumps to is one of them), hashed once, into `scratch.seps` (and `scratch.index` by address
-/// for long lists).
-fn endpoint_chains(port: &ServicePortInfo, scratch: &mut Scratch) {
+/// for long lists), with their text: each endpoint's `ip:port`, `-A ` and chain name, then
+/// every endpoint chain's two rules and every declaration, rendered as bytes and appended to
+/// `scratch.ep_text` at once (pieces of `&str` and ASCII: text whatever the names).
+fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 2], scratch: &mut Scratch) {
     scratch.seps.clear();
     scratch.spans.clear();
     scratch.index.clear();
+    scratch.blocks.clear();
+    scratch.hashes.clear();
     scratch.sep_comment.clear();
     scratch.sep_comment.push_str(" -m comment --comment ");
     scratch.sep_comment.push_str(&port.name_string);
-    let t = &mut scratch.ep_text;
+    let name = port.name_string.as_bytes();
+    let proto = port.protocol.lower().as_bytes();
+    // Every endpoint's hash input starts with the port's name and protocol: one padded
+    // block made once, the socket text written into a copy of it for each endpoint.
+    let prefix = name.len() + proto.len();
+    let mut template = [0u8; 64];
+    if let Some(t) = template.get_mut(..prefix) {
+        let (a, b) = t.split_at_mut(name.len());
+        a.copy_from_slice(name);
+        b.copy_from_slice(proto);
+    }
+    // The last port's text, its buffer reused.
+    let mut t = std::mem::take(&mut scratch.ep_text).into_bytes();
     t.clear();
+    let t = &mut t;
+    let mut one_block = true;
+    let mut ip6 = String::new();
     for ep in &port.all_locally_reachable {
         // `ip:port` (`[ip]:port`), as the hash reads it and the DNAT rule writes it
         let start = t.len();
-        let v6 = ep.ip.is_ipv6();
-        if v6 {
-            t.push('[');
-        }
-        let ip_start = t.len();
-        write_ip(t, ep.ip);
-        let ip_end = t.len();
-        if v6 {
-            t.push(']');
-        }
-        t.push(':');
-        push_u32(t, u32::from(ep.port));
+        let (ip_start, ip_end, fixed) = match ep.ip {
+            IpAddr::V4(v4) => {
+                // `ip:port` at most 21 characters: written into a buffer, copied whole.
+                let mut buf = [0u8; 32];
+                let n = ipv4_bytes(v4, &mut buf);
+                buf[n] = b':';
+                let m = put_port(&mut buf, n + 1, ep.port);
+                push_fixed(t, &buf, m);
+                (
+                    start,
+                    start + n,
+                    Some(Fixed {
+                        buf,
+                        ip: n,
+                        socket: m,
+                    }),
+                )
+            }
+            IpAddr::V6(_) => {
+                ip6.clear();
+                write_ip(&mut ip6, ep.ip);
+                t.push(b'[');
+                t.extend_from_slice(ip6.as_bytes());
+                t.push(b']');
+                let ip = (start + 1, t.len() - 1);
+                t.push(b':');
+                let mut digits = [0u8; 5];
+                let n = u16_bytes(ep.port, &mut digits);
+                t.extend_from_slice(&digits[5 - n..]);
+                (ip.0, ip.1, None)
+            }
+        };
         let socket_end = t.len();
-        let c = Chain::Service(
-            ServiceChainKind::Sep,
-            chain_hash(&[
-                port.name_string.as_bytes(),
-                port.protocol.lower().as_bytes(),
-                t.get(start..socket_end).unwrap_or("").as_bytes(),
-            ]),
-        );
-        t.push_str("-A ");
-        c.write_to(t);
-        scratch.seps.push(c);
+        let socket = t.get(start..socket_end).unwrap_or(&[]);
+        let total = prefix + socket.len();
+        if one_block && total <= 55 {
+            let mut block = template;
+            block[prefix..total].copy_from_slice(socket);
+            block[total] = 0x80;
+            block[56..64].copy_from_slice(&((total as u64) * 8).to_be_bytes());
+            scratch.blocks.push(block);
+        } else {
+            one_block = false;
+        }
         scratch.spans.push(EpSpan {
             start,
             ip: (ip_start, ip_end),
             socket_end,
-            end: t.len(),
+            fixed,
+            begin: 0,
+            end: 0,
+            rules_end: 0,
         });
+    }
+    if one_block {
+        chain_hash_blocks(&scratch.blocks, &mut scratch.hashes);
+    } else {
+        // A name too long for one block: hashed part by part.
+        for sp in &scratch.spans {
+            let socket = t.get(sp.start..sp.socket_end).unwrap_or(&[]);
+            scratch.hashes.push(chain_hash(&[name, proto, socket]));
+        }
+    }
+    for (sp, h) in scratch.spans.iter_mut().zip(&scratch.hashes) {
+        sp.begin = t.len();
+        t.extend_from_slice(b"-A KUBE-SEP-");
+        t.extend_from_slice(h);
+        sp.end = t.len();
+        scratch.seps.push(Chain::Service(ServiceChainKind::Sep, *h));
     }
     if port.all_locally_reachable.len() > 16 {
         scratch
             .index
             .extend(port.all_locally_reachable.iter().map(Endpoint::addr).zip(0..));
     }
+    // The policy chains' rules (cluster, local).
+    for (k, (chain, eps)) in policy
+        .into_iter()
+        .zip([&port.cluster_endpoints, &port.local_endpoints])
+        .enumerate()
+    {
+        let start = t.len();
+        let lines = match chain {
+            Some(chain) => policy_rules(t, port, chain, eps, large, scratch),
+            None => 0,
+        };
+        scratch.policy[k] = (start, t.len(), lines);
+    }
+    // The endpoint chains' rules (what comes after `-A CHAIN`: the comment, unless large).
+    let comment: &[u8] = if large {
+        b""
+    } else {
+        scratch.sep_comment.as_bytes()
+    };
+    let dnat: &[u8] = match port.protocol {
+        crate::proxy::Protocol::Tcp => b" -m tcp -p tcp -j DNAT --to-destination ",
+        crate::proxy::Protocol::Udp => b" -m udp -p udp -j DNAT --to-destination ",
+        crate::proxy::Protocol::Sctp => b" -m sctp -p sctp -j DNAT --to-destination ",
+    };
+    let affinity = port.session_affinity_timeout.is_some();
+    let rules_start = t.len();
+    for (sp, h) in scratch.spans.iter_mut().zip(&scratch.hashes) {
+        t.extend_from_slice(b"-A KUBE-SEP-");
+        t.extend_from_slice(h);
+        t.extend_from_slice(comment);
+        t.extend_from_slice(b" -s ");
+        match &sp.fixed {
+            Some(f) => f.push_ip(t),
+            None => t.extend_from_within(sp.ip.0..sp.ip.1),
+        }
+        t.extend_from_slice(b" -j KUBE-MARK-MASQ\n-A KUBE-SEP-");
+        t.extend_from_slice(h);
+        t.extend_from_slice(comment);
+        if affinity {
+            t.extend_from_slice(b" -m recent --name KUBE-SEP-");
+            t.extend_from_slice(h);
+            t.extend_from_slice(b" --set");
+        }
+        t.extend_from_slice(dnat);
+        match &sp.fixed {
+            Some(f) => f.push_socket(t),
+            None => t.extend_from_within(sp.start..sp.socket_end),
+        }
+        t.push(b'\n');
+        sp.rules_end = t.len() - rules_start;
+    }
+    let decls_start = t.len();
+    for h in &scratch.hashes {
+        t.extend_from_slice(b":KUBE-SEP-");
+        t.extend_from_slice(h);
+        t.extend_from_slice(b" - [0:0]\n");
+    }
+    let decls_end = t.len();
+    scratch.rules = (rules_start, decls_start);
+    scratch.decls = (decls_start, decls_end);
+    scratch.ep_text = match String::from_utf8(std::mem::take(t)) {
+        Ok(text) => text,
+        // Never: the bytes are `&str` pieces and ASCII.
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
 }
 
-/// `writeServiceToEndpointRules`: affinity checks, then the probability cascade. `head`: a
-/// buffer for what every rule starts with.
-#[allow(clippy::too_many_arguments)]
-fn endpoint_rules(
-    body: &mut Lines,
-    s: &str,
+/// `writeServiceToEndpointRules` for one policy chain, as bytes appended to `t` (which holds
+/// the endpoints' socket texts, as `scratch.spans` tell): affinity checks, then the
+/// probability cascade. Returns how many rules.
+fn policy_rules(
+    t: &mut Vec<u8>,
     port: &ServicePortInfo,
     chain: Chain,
     endpoints: &[Endpoint],
     large: bool,
     scratch: &Scratch,
-    head: &mut String,
-) {
+) -> u32 {
     let all = &port.all_locally_reachable;
     // The place of endpoint `k` of `endpoints` among the locally reachable ones (every
     // endpoint a policy chain jumps to is one of them), most often the same place.
@@ -1175,58 +1312,215 @@ fn endpoint_rules(
             scratch.index.get(&addr).copied()
         }
     };
-    // The endpoint's chain, its name and `ip:port` text (rendered once per port).
-    let sep_of = |k: usize, ep: &Endpoint| -> (Chain, Option<&str>, Option<&str>) {
-        match place(k, ep).and_then(|i| Some((*scratch.seps.get(i)?, i))) {
-            Some((c, i)) => (c, scratch.name(i), scratch.socket(i)),
-            None => (endpoint_chain(port, ep), None, None),
+    // Text that is not at hand (rare): rendered here.
+    let mut other = String::new();
+    // `-A CHAIN` and the comment up to the endpoint, written once, copied for each rule.
+    let head_start = t.len();
+    t.extend_from_slice(b"-A ");
+    match chain {
+        Chain::Service(kind, h) => {
+            t.extend_from_slice(kind.prefix().as_bytes());
+            t.extend_from_slice(&h);
         }
-    };
-    // `-A CHAIN` and the comment up to the endpoint, rendered once for the chain's rules.
-    head.clear();
-    head.push_str("-A ");
-    chain.write_to(head);
-    if !large {
-        head.push_str(" -m comment --comment \"");
-        head.push_str(s);
-        head.push_str(" -> ");
+        Chain::Fixed(name) => t.extend_from_slice(name.as_bytes()),
     }
-    let head = &*head;
-    let start = |t: &mut String, ep: &Endpoint, sock: Option<&str>| {
-        t.push_str(head);
-        if !large {
-            match sock {
-                Some(sock) => t.push_str(sock),
-                None => write_socket(t, ep.addr()),
-            }
-            t.push('"');
+    if !large {
+        t.extend_from_slice(b" -m comment --comment \"");
+        t.extend_from_slice(port.name_string.as_bytes());
+        t.extend_from_slice(b" -> ");
+    }
+    let head = (head_start, t.len());
+    // The head in a buffer when it fits (every one without a comment does).
+    let mut head_buf = [0u8; 64];
+    let short = match t.get(head.0..head.1) {
+        Some(h) if h.len() <= head_buf.len() => {
+            head_buf[..h.len()].copy_from_slice(h);
+            true
         }
+        _ => false,
+    };
+    let mut lines = 0u32;
+    let mut first = true;
+    // Each rule: the head (written above for the first), the socket in the comment, `middle`,
+    // then the endpoint chain, or `-j` and it.
+    let mut rule = |t: &mut Vec<u8>, k: usize, ep: &Endpoint, middle: &[u8], tail: &[u8]| {
+        if !first {
+            if short {
+                push_fixed(t, &head_buf, head.1 - head.0);
+            } else {
+                t.extend_from_within(head.0..head.1);
+            }
+        }
+        first = false;
+        let at = place(k, ep).filter(|&i| i < scratch.hashes.len());
+        if !large {
+            match at.and_then(|i| scratch.spans.get(i)) {
+                Some(sp) => match &sp.fixed {
+                    Some(f) => f.push_socket(t),
+                    None => t.extend_from_within(sp.start..sp.socket_end),
+                },
+                None => {
+                    other.clear();
+                    write_socket(&mut other, ep.addr());
+                    t.extend_from_slice(other.as_bytes());
+                }
+            }
+            t.push(b'"');
+        }
+        t.extend_from_slice(middle);
+        let mut name = |t: &mut Vec<u8>| match at.and_then(|i| scratch.hashes.get(i)) {
+            Some(h) => {
+                t.extend_from_slice(b"KUBE-SEP-");
+                t.extend_from_slice(h);
+            }
+            None => {
+                other.clear();
+                endpoint_chain(port, ep).write_to(&mut other);
+                t.extend_from_slice(other.as_bytes());
+            }
+        };
+        if tail.is_empty() {
+            t.extend_from_slice(b" -j ");
+            name(t);
+        } else {
+            name(t);
+            t.extend_from_slice(tail);
+            name(t);
+        }
+        t.push(b'\n');
+        lines += 1;
     };
     if let Some(seconds) = port.session_affinity_timeout {
+        let mut digits = String::with_capacity(48);
+        digits.push_str(" --rcheck --seconds ");
+        push_u32(&mut digits, seconds);
+        digits.push_str(" --reap -j ");
         for (k, ep) in endpoints.iter().enumerate() {
-            let (c, name, sock) = sep_of(k, ep);
-            let t = &mut body.text;
-            start(t, ep, sock);
-            t.push_str(" -m recent --name ");
-            push_chain(t, c, name);
-            t.push_str(" --rcheck --seconds ");
-            push_u32(t, seconds);
-            t.push_str(" --reap -j ");
-            push_chain(t, c, name);
-            body.end(chain);
+            rule(t, k, ep, b" -m recent --name ", digits.as_bytes());
         }
     }
     let n = endpoints.len();
+    let mut p = [0u8; 64];
+    let stat = b" -m statistic --mode random --probability ";
+    p[..stat.len()].copy_from_slice(stat);
+    let mut other_p = String::new();
     for (k, ep) in endpoints.iter().enumerate() {
-        let (c, name, sock) = sep_of(k, ep);
-        let t = &mut body.text;
-        start(t, ep, sock);
         if k + 1 < n {
-            t.push_str(" -m statistic --mode random --probability ");
-            write_probability(t, u32::try_from(n - k).unwrap_or(u32::MAX));
+            let left = u32::try_from(n - k).unwrap_or(u32::MAX);
+            match probability_text(left).map(str::as_bytes) {
+                // `0.dddddddddd`: 12 characters.
+                Some(text) if text.len() == 12 => {
+                    p[stat.len()..stat.len() + 12].copy_from_slice(text);
+                    rule(t, k, ep, &p[..stat.len() + 12], b"");
+                }
+                _ => {
+                    other_p.clear();
+                    other_p.push_str(" -m statistic --mode random --probability ");
+                    write_probability(&mut other_p, left);
+                    rule(t, k, ep, other_p.as_bytes(), b"");
+                }
+            }
+        } else {
+            rule(t, k, ep, b"", b"");
         }
-        t.push_str(" -j ");
-        push_chain(t, c, name);
-        body.end(chain);
+    }
+    if first {
+        // No rule: no head either.
+        t.truncate(head.0);
+    }
+    lines
+}
+
+/// Writes an IPv4 address as dotted decimal (at most 15 bytes) at the start of `buf`; returns
+/// its length.
+#[inline]
+fn ipv4_bytes(ip: Ipv4Addr, buf: &mut [u8; 32]) -> usize {
+    let mut at = 0;
+    for (k, o) in ip.octets().into_iter().enumerate() {
+        if k > 0 {
+            buf[at] = b'.';
+            at += 1;
+        }
+        let (h, t, u) = (o / 100, (o / 10) % 10, o % 10);
+        if h > 0 {
+            buf[at] = b'0' + h;
+            at += 1;
+        }
+        if h > 0 || t > 0 {
+            buf[at] = b'0' + t;
+            at += 1;
+        }
+        buf[at] = b'0' + u;
+        at += 1;
+    }
+    at
+}
+
+/// Writes a port number's digits at `buf[at..]` (`at` at most 16); returns their end.
+#[inline]
+fn put_port(buf: &mut [u8; 32], at: usize, n: u16) -> usize {
+    let digits = match n {
+        0..10 => 1,
+        10..100 => 2,
+        100..1000 => 3,
+        1000..10000 => 4,
+        _ => 5,
+    };
+    let mut v = n;
+    for k in (0..digits).rev() {
+        if let Some(b) = buf.get_mut(at + k) {
+            *b = b'0' + (v % 10) as u8;
+        }
+        v /= 10;
+    }
+    at + digits
+}
+
+/// Writes a port number's digits at the end of `buf`; returns how many.
+#[inline]
+fn u16_bytes(n: u16, buf: &mut [u8; 5]) -> usize {
+    let mut n = n;
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 || i == 0 {
+            break;
+        }
+    }
+    buf.len() - i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoint_texts_print_as_display_does() {
+        let ports = (0..=10_000u16).chain([65_535, 54_321, 10_001, 99, 100, 999, 1000]);
+        for (k, port) in ports.enumerate() {
+            let o = (k % 256) as u8;
+            let ip = Ipv4Addr::new(o, 255 - o, (k / 256) as u8, 10);
+            let mut buf = [0u8; 32];
+            let n = ipv4_bytes(ip, &mut buf);
+            buf[n] = b':';
+            let m = put_port(&mut buf, n + 1, port);
+            let f = Fixed {
+                buf,
+                ip: n,
+                socket: m,
+            };
+            let mut t = b"x".to_vec();
+            f.push_socket(&mut t);
+            f.push_ip(&mut t);
+            assert_eq!(
+                String::from_utf8(t).unwrap(),
+                format!("x{}{ip}", SocketAddr::from((ip, port)))
+            );
+            let mut digits = [0u8; 5];
+            let d = u16_bytes(port, &mut digits);
+            assert_eq!(&digits[5 - d..], port.to_string().as_bytes());
+        }
     }
 }

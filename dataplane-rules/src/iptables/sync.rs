@@ -18,8 +18,12 @@ use indexmap::IndexMap;
 use serde::Serialize;
 
 use super::blocks::{BLOCK_PORTS, Block, ListBuilder, PortList, ServiceRec};
-use super::build::{IptablesSettings, Scratch, Transaction, render_port, tx_text};
-use super::text::{PortText, TxText, Typed, Written, fix_probabilities, parse_table, write_decl};
+use super::build::{
+    IptablesSettings, Place, Scratch, Transaction, body_estimate, render_port, render_port_into, tx_text,
+};
+use super::text::{
+    Lines, PortText, Text, TxText, Typed, Written, fix_probabilities, parse_table, write_decl,
+};
 use super::types::*;
 use crate::proxy::model::Digests;
 use crate::proxy::{ProxyModel, ServicePortInfo};
@@ -697,10 +701,32 @@ fn full_ports(
         .collect();
     let mut scratch = Scratch::default();
     let mut ports: Vec<PortText> = Vec::with_capacity(model.ports.len());
+    // The ports' own chains are rendered into buffers of about `SHARED` bytes, each shared by
+    // the ports rendered into it (a few allocations in all, rather than some per port).
+    const SHARED: usize = 256 * 1024;
+    let mut buffers: Vec<String> = Vec::new();
+    let mut places: Vec<(usize, Place)> = Vec::with_capacity(model.ports.len());
+    let mut shared = Lines::with_capacity(0, 16);
     for port in &model.ports {
-        let mut p = render_port(port, settings, large, true, &mut scratch);
+        let need = body_estimate(port);
+        if shared.text.len() + need > shared.text.capacity() {
+            let full = std::mem::replace(&mut shared.text, String::with_capacity(need.max(SHARED)));
+            if !full.is_empty() {
+                buffers.push(full);
+            }
+        }
+        let (mut p, place) = render_port_into(port, settings, large, &mut scratch, &mut shared);
+        places.push((buffers.len(), place));
         assign_seqs(&mut p, &existing, next_seq);
         ports.push(p);
+    }
+    buffers.push(shared.text);
+    let buffers: Vec<Arc<String>> = buffers.into_iter().map(Arc::new).collect();
+    for (p, &(b, (start, mid, end))) in ports.iter_mut().zip(&places) {
+        if let Some(buf) = buffers.get(b) {
+            p.body.text = Text::Shared(buf.clone(), start, mid);
+            p.decls = Text::Shared(buf.clone(), mid, end);
+        }
     }
     if !existing.is_empty() {
         let active: FastSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();

@@ -91,10 +91,44 @@ pub(crate) struct Run {
     pub(crate) lines: u32,
 }
 
+/// Text a port holds alone, or a range of a buffer it shares with the ports rendered with it
+/// (a full sync renders its ports into a few large buffers rather than one per port).
+#[derive(Debug, Clone)]
+pub(crate) enum Text {
+    Own(String),
+    /// `(buffer, start, end)`: a range on line ends (ASCII rule text).
+    Shared(Arc<String>, u32, u32),
+}
+
+impl Default for Text {
+    fn default() -> Self {
+        Text::Own(String::new())
+    }
+}
+
+impl Deref for Text {
+    type Target = str;
+    #[inline]
+    fn deref(&self) -> &str {
+        match self {
+            Text::Own(s) => s,
+            Text::Shared(s, a, b) => s.get(*a as usize..*b as usize).unwrap_or(""),
+        }
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for Text {}
+
 /// Rule lines (`-A ...\n`) with the chain of each run of them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Lines {
-    pub(crate) text: String,
+pub(crate) struct Lines<T = String> {
+    pub(crate) text: T,
     pub(crate) runs: Vec<Run>,
 }
 
@@ -127,6 +161,20 @@ impl Lines {
         }
     }
 
+    /// Records lines of `chain` ending at `end` in the text, appended by the caller (as
+    /// [`end`](Self::end) does line by line).
+    #[inline]
+    pub(crate) fn add_run(&mut self, chain: Chain, end: usize, lines: u32) {
+        let end = u32::try_from(end).unwrap_or(u32::MAX);
+        match self.runs.last_mut() {
+            Some(r) if r.chain == chain => {
+                r.end = end;
+                r.lines += lines;
+            }
+            _ => self.runs.push(Run { chain, end, lines }),
+        }
+    }
+
     /// A whole rule.
     pub(crate) fn rule(&mut self, chain: Chain, matches: &[Match], target: &Target) {
         self.begin(chain);
@@ -136,7 +184,9 @@ impl Lines {
         write_target(&mut self.text, target);
         self.end(chain);
     }
+}
 
+impl<T: Deref<Target = str>> Lines<T> {
     /// The text of each run, with its chain.
     pub(crate) fn runs(&self) -> impl Iterator<Item = (Chain, &str)> {
         let mut start = 0usize;
@@ -175,12 +225,12 @@ impl Lines {
 pub(crate) struct PortText {
     pub(crate) filter: Lines,
     pub(crate) head: Lines,
-    pub(crate) body: Lines,
+    pub(crate) body: Lines<Text>,
     /// The chains declared (and kept active), in declaration order.
     pub(crate) chains: Vec<Chain>,
     /// Their declaration lines, rendered with the rules (empty when they were not: written
     /// from `chains` then).
-    pub(crate) decls: String,
+    pub(crate) decls: Text,
     /// Chains the body writes to without declaring them (kube-proxy would too).
     pub(crate) extra: Vec<Chain>,
     /// The creation order of `chains`, then `extra`, in the tables (set by syncs).

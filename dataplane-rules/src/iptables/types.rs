@@ -529,12 +529,8 @@ fn ser_arc<S: Serializer>(v: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
 
 /// Writes a decimal number.
 pub(crate) fn push_u32(out: &mut String, n: u32) {
-    if n < 10 {
-        out.push(char::from(b'0' + n as u8));
-        return;
-    }
-    if n < 1000 {
-        push_small(out, n as u16);
+    if n < 256 {
+        out.push_str(octet(n as u8));
         return;
     }
     let mut buf = [0u8; 10];
@@ -554,17 +550,20 @@ pub(crate) fn push_u32(out: &mut String, n: u32) {
     }
 }
 
-/// Writes a number below 1000 (an IPv4 octet, most ports' leading part).
+/// The decimal texts of 0 to 255, one after another.
+const OCTETS: &str = "0123456789101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899100101102103104105106107108109110111112113114115116117118119120121122123124125126127128129130131132133134135136137138139140141142143144145146147148149150151152153154155156157158159160161162163164165166167168169170171172173174175176177178179180181182183184185186187188189190191192193194195196197198199200201202203204205206207208209210211212213214215216217218219220221222223224225226227228229230231232233234235236237238239240241242243244245246247248249250251252253254255";
+
+/// The decimal text of an IPv4 octet (a slice of [`OCTETS`]: no formatting, no check of the
+/// text).
 #[inline]
-fn push_small(out: &mut String, n: u16) {
-    let (h, t, o) = ((n / 100) as u8, ((n / 10) % 10) as u8, (n % 10) as u8);
-    if h > 0 {
-        out.push(char::from(b'0' + h));
-    }
-    if h > 0 || t > 0 {
-        out.push(char::from(b'0' + t));
-    }
-    out.push(char::from(b'0' + o));
+fn octet(o: u8) -> &'static str {
+    let o = usize::from(o);
+    let (start, len) = match o {
+        0..10 => (o, 1),
+        10..100 => (10 + 2 * (o - 10), 2),
+        _ => (190 + 3 * (o - 100), 3),
+    };
+    OCTETS.get(start..start + len).unwrap_or("")
 }
 
 /// Writes an IP as Go's `net.IP.String` does (dotted IPv4, RFC 5952 IPv6).
@@ -573,13 +572,11 @@ pub(crate) fn write_ip(out: &mut String, ip: IpAddr) {
         IpAddr::V4(v4) => {
             let [a, b, c, d] = v4.octets();
             out.reserve(15);
-            push_small(out, u16::from(a));
-            out.push('.');
-            push_small(out, u16::from(b));
-            out.push('.');
-            push_small(out, u16::from(c));
-            out.push('.');
-            push_small(out, u16::from(d));
+            out.push_str(octet(a));
+            for o in [b, c, d] {
+                out.push('.');
+                out.push_str(octet(o));
+            }
         }
         IpAddr::V6(v6) => {
             let _ = write!(out, "{v6}");
@@ -603,16 +600,24 @@ pub(crate) fn write_socket(out: &mut String, ep: SocketAddr) {
 
 /// Writes 1/n as Go's `fmt.Sprintf("%0.10f", 1.0/float64(n))`.
 pub(crate) fn write_probability(out: &mut String, n: u32) {
-    // The common small n (Services with up to 64 endpoints) are formatted once per process.
+    match probability_text(n) {
+        Some(text) => out.push_str(text),
+        None => {
+            let _ = write!(out, "{:.10}", 1.0 / f64::from(n.max(1)));
+        }
+    }
+}
+
+/// [`write_probability`]'s text for the common small n (Services with up to 64 endpoints),
+/// formatted once per process.
+pub(crate) fn probability_text(n: u32) -> Option<&'static str> {
     static SMALL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     const CACHED: u32 = 64;
-    if n <= CACHED {
-        let table = SMALL.get_or_init(|| (0..=CACHED).map(format_probability).collect());
-        // The table holds every n up to CACHED.
-        out.push_str(&table[n as usize]);
-        return;
+    if n > CACHED {
+        return None;
     }
-    let _ = write!(out, "{:.10}", 1.0 / f64::from(n.max(1)));
+    let table = SMALL.get_or_init(|| (0..=CACHED).map(format_probability).collect());
+    table.get(n as usize).map(String::as_str)
 }
 
 fn format_probability(n: u32) -> String {

@@ -1,0 +1,36 @@
+//! Profiling aid (not a benchmark): builds the oracle cluster's proxy model once, then runs the
+//! iptables full sync and its restore text N times (default 1) in a function of its own, for
+//! `valgrind --tool=callgrind --toggle-collect=*sync_text_once*`. `SVCNET_IPT_DUMP=FILE` writes
+//! the restore text out.
+
+use svcnet_benches::oracle::{cluster, config};
+use svcnet_rules::ProxyModel;
+use svcnet_rules::iptables::{IptablesSettings, IptablesState, Transaction, sync};
+
+#[inline(never)]
+fn sync_text_once(model: &ProxyModel, settings: &IptablesSettings) -> (Transaction, IptablesState, String) {
+    let (tx, state) = sync(None, model, settings);
+    let text = tx.to_restore_text();
+    (tx, state, text)
+}
+
+fn main() {
+    let config = config();
+    let settings = IptablesSettings::new(&config).expect("settings");
+    let (services, slices) = cluster(false);
+    let model = ProxyModel::build(&services, &slices, None, &config);
+    let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1);
+    let mut best = u128::MAX;
+    for _ in 0..n {
+        let t = std::time::Instant::now();
+        let out = sync_text_once(&model, &settings);
+        let el = t.elapsed().as_micros();
+        best = best.min(el);
+        eprintln!("{} bytes: {} us", out.2.len(), el);
+        if let Some(path) = std::env::var_os("SVCNET_IPT_DUMP") {
+            std::fs::write(path, &out.2).expect("write the text");
+        }
+        drop(out);
+    }
+    eprintln!("best {best} us");
+}
