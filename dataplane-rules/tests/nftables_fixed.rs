@@ -162,3 +162,28 @@ fn the_hash_key_changes_no_output() {
         fixed.0
     );
 }
+
+#[test]
+fn a_services_ports_apart_are_written_together() {
+    // Services in order of first appearance, each with all its ports in their order
+    let apart = [port("web", "http"), port("api", "grpc"), port("web", "https")];
+    let together = [port("web", "http"), port("web", "https"), port("api", "grpc")];
+    let run = |ports: &[svcnet_rules::nftables::NftServicePort]| {
+        let mut p = NftProxier::new(config());
+        let full = p.sync_full(ports).unwrap().main.render();
+        (full, p.state().dump())
+    };
+    let (a, b) = (run(&apart), run(&together));
+    assert_eq!(a, b);
+    let web = a.0.find("ns/web/tcp/https").unwrap();
+    assert!(web < a.0.find("ns/api/tcp/grpc").unwrap(), "{}", a.0);
+    // the partial syncs that follow know every port of the Service
+    let mut p = NftProxier::new(config());
+    p.sync_full(&apart).unwrap();
+    let changed: std::collections::BTreeSet<String> = ["ns/web".to_owned()].into();
+    let out = p.sync(&apart[1..2], Some(&changed)).unwrap().main.render();
+    assert!(
+        out.contains("flush chain ip kube-proxy service-") && out.contains("ns/web/tcp/https"),
+        "{out}"
+    );
+}

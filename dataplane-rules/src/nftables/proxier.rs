@@ -25,6 +25,7 @@ use smallvec::SmallVec;
 use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
+use std::hash::BuildHasher;
 use std::net::IpAddr;
 use svcnet_model::hash::KeyedState;
 
@@ -406,47 +407,36 @@ impl NftProxier {
         state: &mut State,
         applying: &mut Applying,
     ) -> Result<(), NftError> {
-        // ports grouped by Service, Services in order of first appearance; a Service's
-        // ports usually come one after another: then each run of ports is a group
-        let mut first: HashMap<(&str, &str), u32, KeyedState> =
-            HashMap::with_capacity_and_hasher(ports.len(), self.hash);
-        // the group of each port, and whether every group is one run
-        let mut group_of: Vec<u32> = Vec::with_capacity(ports.len());
-        let mut runs = true;
-        let mut last: Option<(&str, &str, u32)> = None;
-        for p in ports {
-            let id = (p.namespace.as_str(), p.name.as_str());
-            let g = match last {
-                Some((ns, n, g)) if (ns, n) == id => g,
-                _ => {
-                    let next = first.len() as u32;
-                    let g = *first.entry(id).or_insert(next);
-                    runs &= g == next;
-                    g
-                }
-            };
-            last = Some((id.0, id.1, g));
-            group_of.push(g);
+        // ports grouped by Service, Services in order of first appearance. A Service's
+        // ports usually come one after another: then each run of ports is a group, and
+        // the ports are written in their order. That holds unless two runs are of the
+        // same Service, which their hashes, sorted, show (a collision between different
+        // Services only costs the grouping below, which is right in every case).
+        let same = |a: &NftServicePort, b: &NftServicePort| a.name == b.name && a.namespace == b.namespace;
+        let mut run_hashes: Vec<u64> = Vec::with_capacity(ports.len());
+        for (i, p) in ports.iter().enumerate() {
+            if i == 0 || !same(&ports[i - 1], p) {
+                run_hashes.push(self.hash.hash_one((p.namespace.as_str(), p.name.as_str())));
+            }
         }
-        drop(first);
-        let mut order: Vec<usize> = (0..ports.len()).collect();
-        if !runs {
-            // (stable: a Service's ports keep their order)
-            order.sort_by_key(|&i| group_of[i]);
-        }
+        run_hashes.sort_unstable();
+        let runs = run_hashes.windows(2).all(|w| w[0] != w[1]);
+        drop(run_hashes);
+        // the order to write the ports in, when it is not theirs
+        let order: Option<Vec<usize>> = (!runs).then(|| self.grouped(ports));
+        let port_at = |k: usize| &ports[order.as_ref().map_or(k, |o| o[k])];
         let mut at = 0;
-        while at < order.len() {
-            let g = group_of[order[at]];
+        while at < ports.len() {
             let mut end = at + 1;
-            while end < order.len() && group_of[order[end]] == g {
+            while end < ports.len() && same(port_at(at), port_at(end)) {
                 end += 1;
             }
             let mut rec = ServiceRecord::default();
-            for &i in &order[at..end] {
-                self.write_port(tx, &ports[i], &mut rec)?;
+            for k in at..end {
+                self.write_port(tx, port_at(k), &mut rec)?;
             }
             state.apply_more(applying, tx);
-            let svc = &ports[order[at]];
+            let svc = port_at(at);
             let mut key = CompactString::with_capacity(svc.namespace.len() + svc.name.len() + 1);
             key.push_str(&svc.namespace);
             key.push('/');
@@ -504,6 +494,26 @@ impl NftProxier {
             }
         }
         Ok(())
+    }
+
+    /// The indices of `ports` grouped by Service, Services in order of first appearance
+    /// (a Service's ports keep their order).
+    fn grouped(&self, ports: &[NftServicePort]) -> Vec<usize> {
+        let mut first: HashMap<(&str, &str), u32, KeyedState> =
+            HashMap::with_capacity_and_hasher(ports.len(), self.hash);
+        let group_of: Vec<u32> = ports
+            .iter()
+            .map(|p| {
+                let next = first.len() as u32;
+                *first
+                    .entry((p.namespace.as_str(), p.name.as_str()))
+                    .or_insert(next)
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..ports.len()).collect();
+        // (stable: a Service's ports keep their order)
+        order.sort_by_key(|&i| group_of[i]);
+        order
     }
 
     /// A partial sync: only the given Services changed (each with all its current
