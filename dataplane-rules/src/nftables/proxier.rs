@@ -100,7 +100,14 @@ struct Entry {
 struct ServiceRecord {
     keys: SmallVec<[(u8, SharedStr); 2]>,
     chains: SmallVec<[SharedStr; 1]>,
-    affinity_sets: Vec<String>,
+    /// (Boxed: most Services have none, and the record of every Service is kept.)
+    affinity_sets: Option<Box<Vec<String>>>,
+}
+
+impl ServiceRecord {
+    fn affinity_sets(&self) -> &[String] {
+        self.affinity_sets.as_deref().map_or(&[], Vec::as_slice)
+    }
 }
 
 /// The result of one sync.
@@ -437,11 +444,7 @@ impl NftProxier {
             }
             state.apply_more(applying, tx);
             let svc = port_at(at);
-            let mut key = CompactString::with_capacity(svc.namespace.len() + svc.name.len() + 1);
-            key.push_str(&svc.namespace);
-            key.push('/');
-            key.push_str(&svc.name);
-            self.services.insert(key, rec);
+            self.services.insert(service_name(&svc.namespace, &svc.name), rec);
             at = end;
         }
         if !existing_chains.is_empty() {
@@ -470,7 +473,7 @@ impl NftProxier {
             active_sets.extend(
                 self.services
                     .values()
-                    .flat_map(|r| r.affinity_sets.iter().map(String::as_str)),
+                    .flat_map(|r| r.affinity_sets().iter().map(String::as_str)),
             );
             for s in existing_affinity {
                 if !active_sets.contains(s.as_str()) {
@@ -549,7 +552,7 @@ impl NftProxier {
                 }
                 old_keys.extend(old.keys);
                 candidates.extend(old.chains.into_iter().map(String::from));
-                old_sets.extend(old.affinity_sets);
+                old_sets.extend(old.affinity_sets.map(|s| *s).unwrap_or_default());
             }
         }
         for u in updates {
@@ -561,7 +564,7 @@ impl NftProxier {
                 self.write_port(&mut tx, p, &mut rec)?;
             }
             new_chains.extend(rec.chains.iter().cloned());
-            new_sets.extend(rec.affinity_sets.iter().cloned());
+            new_sets.extend(rec.affinity_sets().iter().cloned());
             self.services.insert(CompactString::from(u.service), rec);
         }
         let table = self.state.table(self.config.family, TABLE);
@@ -1055,8 +1058,9 @@ impl NftProxier {
                 let b = &ep_names[&(ep.ip, ep.port)];
                 Self::ensure_chain(tx, rec, format!("endpoint-{b}").into());
                 let set = format!("affinity-{b}");
-                if !rec.affinity_sets.contains(&set) {
-                    rec.affinity_sets.push(set);
+                let sets = rec.affinity_sets.get_or_insert_default();
+                if !sets.contains(&set) {
+                    sets.push(set);
                 }
             }
             if ep.is_local {
@@ -1418,6 +1422,26 @@ fn prefixed(prefix: &str, name: &str) -> String {
     s.push_str(prefix);
     s.push_str(name);
     s
+}
+
+/// `namespace/name` (joined in a buffer on the stack when short: the result holds it inline).
+fn service_name(namespace: &str, name: &str) -> CompactString {
+    let len = namespace.len() + 1 + name.len();
+    let mut buf = [0u8; 24];
+    if let Some(b) = buf.get_mut(..len) {
+        let (ns, rest) = b.split_at_mut(namespace.len());
+        ns.copy_from_slice(namespace.as_bytes());
+        rest[0] = b'/';
+        rest[1..].copy_from_slice(name.as_bytes());
+        if let Ok(s) = std::str::from_utf8(b) {
+            return CompactString::new(s);
+        }
+    }
+    let mut key = CompactString::with_capacity(len);
+    key.push_str(namespace);
+    key.push('/');
+    key.push_str(name);
+    key
 }
 
 fn service_key(p: &NftServicePort) -> String {

@@ -190,6 +190,10 @@ impl Text {
     /// The entries of a numgen DNAT map: `0 : ADDR . PORT , 1 : ADDR . PORT ...`.
     pub(crate) fn map_entries(&mut self, eps: &[NftEndpoint]) -> &mut Self {
         let v4 = eps.len() <= 1 << 16 && eps.iter().all(|ep| ep.ip.is_ipv4());
+        if v4 {
+            // each entry's piece, with the bytes written past its end: no growing on the way
+            self.0.reserve(eps.len() * 40);
+        }
         for (i, ep) in eps.iter().enumerate() {
             match ep.ip {
                 IpAddr::V4(ip) if v4 => {
