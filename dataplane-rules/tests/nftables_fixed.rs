@@ -187,3 +187,43 @@ fn a_services_ports_apart_are_written_together() {
         "{out}"
     );
 }
+
+#[test]
+fn limit_breaches_are_reported_in_kube_proxys_order() {
+    use svcnet_rules::nftables::{Limits, NftError};
+    // `w...` has no endpoint: its element's comment `ns/w...:http` is longer than 70 bytes
+    // (found checking the written transaction); `x...` has a chain name longer than 100
+    // (found while writing, which comes first whatever the order of the Services)
+    let web = "w".repeat(66);
+    let mut none = port(&web, "http");
+    none.cluster_endpoints.clear();
+    none.all_locally_reachable.clear();
+    none.has_endpoints = false;
+    let long = port(&"x".repeat(90), "http");
+    let limits = Limits {
+        max_comment: 70,
+        max_name: 100,
+        ..Limits::default()
+    };
+    let run = |ports: &[svcnet_rules::nftables::NftServicePort]| {
+        let mut p = NftProxier::new(config());
+        p.set_limits(limits);
+        let err = p.sync_full(ports).unwrap_err();
+        assert!(p.state().tables.is_empty(), "nothing is applied");
+        match err {
+            NftError::Limit { service, what, .. } => (service, what),
+            e => panic!("unexpected {e}"),
+        }
+    };
+    let name = format!("ns/{}:http", "x".repeat(90));
+    for ports in [vec![none.clone(), long.clone()], vec![long.clone(), none.clone()]] {
+        let (service, what) = run(&ports);
+        assert_eq!((service.as_str(), what.as_str()), (name.as_str(), "object name"));
+    }
+    // alone, the comment: the first operation that breaks a limit, after every Service
+    // before and after it was written
+    let ok = port("db", "sql");
+    let (service, what) = run(&[ok.clone(), none.clone(), ok]);
+    assert_eq!(service, format!("ns/{web}:http"));
+    assert!(what.starts_with("element comment"), "{what}");
+}

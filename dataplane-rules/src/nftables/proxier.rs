@@ -373,6 +373,9 @@ impl NftProxier {
                 (CONTAINERS[SERVICE_IPS].0, CONTAINERS[SERVICE_IPS].1, ports.len()),
             ],
         );
+        // the limits of the operations, checked in pieces as they are written: the first
+        // breach, and how far the checks got
+        let mut limit: (Option<NftError>, usize) = (None, 0);
         let written = self.write_full(
             &mut tx,
             ports,
@@ -380,10 +383,15 @@ impl NftProxier {
             &existing_affinity,
             &mut state,
             &mut applying,
+            &mut limit,
         );
+        // (in the order of writing, counting, then checking the whole transaction)
         let checked = written
             .and_then(|()| self.check_counts())
-            .and_then(|()| self.limits.check_transaction(&tx));
+            .and_then(|()| match limit {
+                (Some(e), _) => Err(e),
+                (None, upto) => self.limits.check_operations(&tx.operations[upto..]),
+            });
         if let Err(e) = checked {
             let _ = state.finish(applying, &tx, false);
             self.state = state;
@@ -406,7 +414,9 @@ impl NftProxier {
     }
 
     /// The Services and the cleanup of a full sync, applied to `state` as they are
-    /// written (see [`NftProxier::full_inner`]).
+    /// written (see [`NftProxier::full_inner`]); `limit` gets the first operation that
+    /// breaks a limit and how far the operations were checked.
+    #[allow(clippy::too_many_arguments)]
     fn write_full(
         &mut self,
         tx: &mut Transaction,
@@ -415,6 +425,7 @@ impl NftProxier {
         existing_affinity: &[SharedStr],
         state: &mut State,
         applying: &mut Applying,
+        limit: &mut (Option<NftError>, usize),
     ) -> Result<(), NftError> {
         // ports grouped by Service, Services in order of first appearance. A Service's
         // ports usually come one after another: then each run of ports is a group, and
@@ -445,6 +456,12 @@ impl NftProxier {
                 self.write_port(tx, port_at(k), &mut rec)?;
             }
             state.apply_more(applying, tx);
+            if limit.0.is_none() {
+                if let Err(e) = self.limits.check_operations(&tx.operations[limit.1..]) {
+                    limit.0 = Some(e);
+                }
+                limit.1 = tx.operations.len();
+            }
             let svc = port_at(at);
             self.services.insert(service_name(&svc.namespace, &svc.name), rec);
             at = end;
