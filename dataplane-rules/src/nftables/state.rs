@@ -442,18 +442,32 @@ impl State {
         let undo = &mut a.undo;
         // the table, looked up once until an operation on the table itself
         let mut table: Option<&mut TableState> = None;
+        // the name of the chain the previous operation created (still empty): flushing it
+        // next (as the proxier does with every chain it adds) changes nothing, and is not
+        // looked up
+        let mut fresh: Option<*const u8> = None;
         for (i, op) in tx.operations.iter().enumerate().skip(a.applied) {
+            let created = fresh.take();
             let r = match &op.object {
                 Object::Table(t) => {
                     table = None;
                     self.apply_table_op(key, op.verb, t, undo)
                 }
+                Object::Chain(c) if op.verb == Verb::Flush && created == Some(c.name.as_ptr()) => Ok(()),
                 obj => {
                     if table.is_none() {
                         table = self.tables.get_mut(key);
                     }
                     match table.as_deref_mut() {
-                        Some(t) => Self::apply_op(t, i, op.verb, obj, undo, hint),
+                        Some(t) => {
+                            let r = Self::apply_op(t, i, op.verb, obj, undo, hint);
+                            if let Object::Chain(c) = obj
+                                && matches!(undo.log.last(), Some(Undo::Chain(j, false)) if *j == i)
+                            {
+                                fresh = Some(c.name.as_ptr());
+                            }
+                            r
+                        }
                         None => Err(NftError::not_found("table", &key.1)),
                     }
                 }

@@ -10,29 +10,42 @@ use super::object::SharedStr;
 use std::net::{IpAddr, Ipv4Addr};
 
 /// Every number below 1000 in decimal, its digits left-aligned and followed by a `.`
-/// (what an address octet needs); [`digits`] says how many digits there are.
-const DIGITS: [[u8; 4]; 1000] = {
-    let mut t = [[0u8; 4]; 1000];
+/// (what an address octet needs), with the number of digits (one load gives both: no
+/// comparisons to count them).
+#[derive(Clone, Copy)]
+struct Digits {
+    bytes: [u8; 4],
+    len: u8,
+}
+
+const DIGITS: [Digits; 1000] = {
+    let mut t = [Digits {
+        bytes: [0; 4],
+        len: 0,
+    }; 1000];
     let mut i = 0;
     while i < 1000 {
         let (a, b, c) = ((i / 100) as u8, ((i / 10) % 10) as u8, (i % 10) as u8);
         t[i] = if i >= 100 {
-            [b'0' + a, b'0' + b, b'0' + c, b'.']
+            Digits {
+                bytes: [b'0' + a, b'0' + b, b'0' + c, b'.'],
+                len: 3,
+            }
         } else if i >= 10 {
-            [b'0' + b, b'0' + c, b'.', 0]
+            Digits {
+                bytes: [b'0' + b, b'0' + c, b'.', 0],
+                len: 2,
+            }
         } else {
-            [b'0' + c, b'.', 0, 0]
+            Digits {
+                bytes: [b'0' + c, b'.', 0, 0],
+                len: 1,
+            }
         };
         i += 1;
     }
     t
 };
-
-/// How many decimal digits `n` (below 1000) has.
-#[inline]
-fn digits(n: usize) -> usize {
-    1 + usize::from(n >= 10) + usize::from(n >= 100)
-}
 
 /// A piece of text (a number, an address, a map entry) built in a fixed-size array:
 /// each write copies four bytes and advances by the real size, and the piece is appended
@@ -58,6 +71,13 @@ impl<'a, const N: usize> Piece<'a, N> {
         }
     }
 
+    /// `n` (below 1000) in decimal, and `dot` (0 or 1) dots after it.
+    #[inline(always)]
+    fn num(&mut self, n: usize, dot: usize) {
+        let d = DIGITS[n];
+        self.put4(d.bytes, usize::from(d.len) + dot);
+    }
+
     #[inline(always)]
     fn put3(&mut self, s: &[u8; 3]) {
         self.put4([s[0], s[1], s[2], 0], 3);
@@ -68,10 +88,9 @@ impl<'a, const N: usize> Piece<'a, N> {
     fn dec16(&mut self, n: u16) {
         let n = usize::from(n);
         if n < 1000 {
-            self.put4(DIGITS[n], digits(n));
+            self.num(n, 0);
         } else {
-            let hi = n / 1000;
-            self.put4(DIGITS[hi], digits(hi));
+            self.num(n / 1000, 0);
             let lo = n % 1000;
             self.put4(
                 [
@@ -108,10 +127,10 @@ impl<'a, const N: usize> Piece<'a, N> {
     fn v4(&mut self, ip: Ipv4Addr) {
         let [a, b, c, d] = ip.octets().map(usize::from);
         // each of the first three with its dot
-        self.put4(DIGITS[a], digits(a) + 1);
-        self.put4(DIGITS[b], digits(b) + 1);
-        self.put4(DIGITS[c], digits(c) + 1);
-        self.put4(DIGITS[d], digits(d));
+        self.num(a, 1);
+        self.num(b, 1);
+        self.num(c, 1);
+        self.num(d, 0);
     }
 }
 
