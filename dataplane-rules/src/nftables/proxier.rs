@@ -463,7 +463,15 @@ impl NftProxier {
                 limit.1 = tx.operations.len();
             }
             let svc = port_at(at);
-            self.services.insert(service_name(&svc.namespace, &svc.name), rec);
+            // `namespace/name` starts the text its last port's chain names were hashed
+            // from (still in the scratch buffer): no joining and checking again
+            let len = svc.namespace.len() + 1 + svc.name.len();
+            let name = match self.scratch.get(..len) {
+                Some(n) => CompactString::new(n),
+                None => service_name(&svc.namespace, &svc.name),
+            };
+            debug_assert_eq!(name, service_name(&svc.namespace, &svc.name));
+            self.services.insert(name, rec);
             at = end;
         }
         if !existing_chains.is_empty() {
@@ -1135,14 +1143,8 @@ impl NftProxier {
             k.shared()
         };
         let cip = text.clear().ip(sp.cluster_ip).shared();
-        let cip_key = text
-            .clear()
-            .ip(sp.cluster_ip)
-            .str(" . ")
-            .str(proto)
-            .str(" . ")
-            .dec(port)
-            .shared();
+        // (the address is in the buffer already)
+        let cip_key = text.str(" . ").str(proto).str(" . ").dec(port).shared();
         self.ensure_elem(tx, rec, CLUSTER_IPS, cip, None, None);
         if has_internal {
             let value = text
