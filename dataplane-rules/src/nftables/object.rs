@@ -606,29 +606,35 @@ impl<'a> Heads<'a> {
         }
     }
 
-    /// Appends the beginning of a line (`kind` indexes [`KINDS`]).
+    /// Appends the beginning of a line (`kind` indexes [`KINDS`]), not cached (a table's
+    /// line: one a transaction).
     fn write(&mut self, out: &mut String, verb: Verb, kind: usize) {
-        if self.uncached {
-            for (i, part) in [verb.as_str(), KINDS[kind], self.family.as_str(), self.table]
-                .into_iter()
-                .enumerate()
-            {
-                if i > 0 {
-                    out.push(' ');
-                }
-                out.push_str(part);
+        for (i, part) in [verb.as_str(), KINDS[kind], self.family.as_str(), self.table]
+            .into_iter()
+            .enumerate()
+        {
+            if i > 0 {
+                out.push(' ');
             }
+            out.push_str(part);
+        }
+    }
+
+    /// Appends the beginning of a line and the space after it (one copy of the cached
+    /// head, which holds the space).
+    fn write_sp(&mut self, out: &mut String, verb: Verb, kind: usize) {
+        if self.uncached {
+            self.write(out, verb, kind);
+            out.push(' ');
             return;
         }
         let head = &mut self.cache[verb as usize * KINDS.len() + kind];
         if head.is_empty() {
             let parts = [verb.as_str(), KINDS[kind], self.family.as_str(), self.table];
             head.reserve_exact(parts.iter().map(|p| p.len() + 1).sum());
-            for (i, part) in parts.into_iter().enumerate() {
-                if i > 0 {
-                    head.push(' ');
-                }
+            for part in parts {
                 head.push_str(part);
+                head.push(' ');
             }
         }
         out.push_str(head);
@@ -650,8 +656,7 @@ pub(crate) fn write_table(out: &mut String, heads: &mut Heads<'_>, verb: Verb, t
 
 /// A chain operation (see [`write_object`]).
 pub(crate) fn write_chain(out: &mut String, heads: &mut Heads<'_>, verb: Verb, c: &Chain) {
-    heads.write(out, verb, 1);
-    out.push(' ');
+    heads.write_sp(out, verb, 1);
     out.push_str(&c.name);
     if verb.creates() && (c.base.is_some() || c.comment.is_some()) {
         out.push_str(" {");
@@ -676,8 +681,7 @@ pub(crate) fn write_chain(out: &mut String, heads: &mut Heads<'_>, verb: Verb, c
 
 /// A rule operation (see [`write_object`]).
 pub(crate) fn write_rule(out: &mut String, heads: &mut Heads<'_>, verb: Verb, r: &Rule) {
-    heads.write(out, verb, 2);
-    out.push(' ');
+    heads.write_sp(out, verb, 2);
     out.push_str(&r.chain);
     if matches!(verb, Verb::Add | Verb::Insert | Verb::Replace) {
         out.push(' ');
@@ -692,8 +696,7 @@ pub(crate) fn write_rule(out: &mut String, heads: &mut Heads<'_>, verb: Verb, r:
 
 /// A set or map operation (see [`write_object`]).
 pub(crate) fn write_set(out: &mut String, heads: &mut Heads<'_>, verb: Verb, map: bool, s: &Set) {
-    heads.write(out, verb, if map { 4 } else { 3 });
-    out.push(' ');
+    heads.write_sp(out, verb, if map { 4 } else { 3 });
     out.push_str(&s.name);
     if verb.creates() {
         out.push_str(" { type ");
@@ -724,8 +727,7 @@ pub(crate) fn write_set(out: &mut String, heads: &mut Heads<'_>, verb: Verb, map
 
 /// An element operation (see [`write_object`]).
 pub(crate) fn write_element(out: &mut String, heads: &mut Heads<'_>, verb: Verb, e: &Element) {
-    heads.write(out, verb, 5);
-    out.push(' ');
+    heads.write_sp(out, verb, 5);
     out.push_str(&e.container);
     out.push_str(" { ");
     out.push_str(&e.key);
@@ -744,8 +746,7 @@ pub(crate) fn write_element(out: &mut String, heads: &mut Heads<'_>, verb: Verb,
 
 /// A counter operation (see [`write_object`]).
 pub(crate) fn write_counter(out: &mut String, heads: &mut Heads<'_>, verb: Verb, c: &Counter) {
-    heads.write(out, verb, 6);
-    out.push(' ');
+    heads.write_sp(out, verb, 6);
     out.push_str(&c.name);
     if verb.creates()
         && let Some(cm) = &c.comment
