@@ -1147,15 +1147,14 @@ impl NftProxier {
         let cip_key = text.str(" . ").str(proto).str(" . ").dec(port).shared();
         self.ensure_elem(tx, rec, CLUSTER_IPS, cip, None, None);
         if has_internal {
-            let value = text
-                .clear()
-                .str(if internal_local {
+            let value = text.shared_concat(&[
+                if internal_local {
                     "goto local-"
                 } else {
                     "goto service-"
-                })
-                .str(base)
-                .shared();
+                },
+                base,
+            ]);
             self.ensure_elem(tx, rec, SERVICE_IPS, cip_key, Some(value), None);
         } else {
             let n = name_string();

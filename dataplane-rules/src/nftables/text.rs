@@ -158,6 +158,21 @@ impl Text {
         }
     }
 
+    /// `parts` joined, as a [`SharedStr`] (written as a `String` in the buffer's room:
+    /// `&str`s only, so no UTF-8 check of the result); the buffer is left empty.
+    pub(crate) fn shared_concat(&mut self, parts: &[&str]) -> SharedStr {
+        self.0.clear();
+        // (empty, so the conversion cannot fail)
+        let mut s = String::from_utf8(std::mem::take(&mut self.0)).unwrap_or_default();
+        for p in parts {
+            s.push_str(p);
+        }
+        let out = SharedStr::from(s.as_str());
+        s.clear();
+        self.0 = s.into_bytes();
+        out
+    }
+
     pub(crate) fn str(&mut self, s: &str) -> &mut Self {
         self.0.extend_from_slice(s.as_bytes());
         self
