@@ -8,7 +8,10 @@
 //! perf stat -e instructions:u,task-clock target/release/examples/nftables_cost full 5
 //! perf stat -e instructions:u,task-clock target/release/examples/nftables_cost partial 20000
 //! ```
-//! (`text` prints the full sync's text, two partial syncs' and the rule set, to compare
+//! (`batch N` times the bench's pattern: N batches of 10 full syncs whose results are
+//! all kept until the batch ends, as criterion's `iter_with_large_drop` keeps them, so
+//! every sync writes into memory fresh from the kernel; it prints the minimum and median
+//! per sync and the page faults per sync (Linux, from `/proc/self/stat`). `text` prints the full sync's text, two partial syncs' and the rule set, to compare
 //! builds; `time N` prints the minimum and median wall clock of N full syncs with their
 //! text, the drop outside, as the bench times them.)
 //! `full` is a fresh proxier's full sync of 10,000 ClusterIP Services × 10 endpoints plus
@@ -61,6 +64,29 @@ fn main() {
                 black_box(out.main.render().len());
             }
         }
+        "batch" => {
+            let mut times = Vec::new();
+            let faults0 = minor_faults();
+            for _ in 0..n.max(1) {
+                let mut kept = Vec::with_capacity(10);
+                for _ in 0..10 {
+                    let start = std::time::Instant::now();
+                    let mut p = NftProxier::new(config());
+                    let out = p.sync_full(black_box(&ports)).unwrap();
+                    black_box(out.main.render().len());
+                    times.push(start.elapsed().as_secs_f64() * 1e3);
+                    kept.push((p, out));
+                }
+                drop(kept);
+            }
+            let faults = minor_faults().saturating_sub(faults0) / times.len() as u64;
+            times.sort_by(f64::total_cmp);
+            println!(
+                "min {:.2} ms  median {:.2} ms  {faults} page faults per sync",
+                times[0],
+                times[times.len() / 2]
+            );
+        }
         "time" => {
             // wall clock of the bench's timed part (sync and text; the drop outside), per
             // iteration: minimum and median, less sensitive to other load than a mean
@@ -98,8 +124,21 @@ fn main() {
             print!("{}", p.state().dump());
         }
         other => {
-            eprintln!("unknown mode {other:?}: full, full-drop, partial, setup, time or text");
+            eprintln!("unknown mode {other:?}: full, full-drop, partial, setup, batch, time or text");
             std::process::exit(2);
         }
     }
+}
+
+/// The process's minor page faults so far (0 where `/proc/self/stat` cannot be read).
+fn minor_faults() -> u64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // the fields after the command name (which is in parentheses); minflt is the 10th
+            // field, the 8th after it
+            let rest = s.rsplit_once(')')?.1;
+            rest.split_whitespace().nth(7)?.parse().ok()
+        })
+        .unwrap_or(0)
 }

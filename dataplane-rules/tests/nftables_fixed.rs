@@ -162,3 +162,68 @@ fn the_hash_key_changes_no_output() {
         fixed.0
     );
 }
+
+#[test]
+fn a_services_ports_apart_are_written_together() {
+    // Services in order of first appearance, each with all its ports in their order
+    let apart = [port("web", "http"), port("api", "grpc"), port("web", "https")];
+    let together = [port("web", "http"), port("web", "https"), port("api", "grpc")];
+    let run = |ports: &[svcnet_rules::nftables::NftServicePort]| {
+        let mut p = NftProxier::new(config());
+        let full = p.sync_full(ports).unwrap().main.render();
+        (full, p.state().dump())
+    };
+    let (a, b) = (run(&apart), run(&together));
+    assert_eq!(a, b);
+    let web = a.0.find("ns/web/tcp/https").unwrap();
+    assert!(web < a.0.find("ns/api/tcp/grpc").unwrap(), "{}", a.0);
+    // the partial syncs that follow know every port of the Service
+    let mut p = NftProxier::new(config());
+    p.sync_full(&apart).unwrap();
+    let changed: std::collections::BTreeSet<String> = ["ns/web".to_owned()].into();
+    let out = p.sync(&apart[1..2], Some(&changed)).unwrap().main.render();
+    assert!(
+        out.contains("flush chain ip kube-proxy service-") && out.contains("ns/web/tcp/https"),
+        "{out}"
+    );
+}
+
+#[test]
+fn limit_breaches_are_reported_in_kube_proxys_order() {
+    use svcnet_rules::nftables::{Limits, NftError};
+    // `w...` has no endpoint: its element's comment `ns/w...:http` is longer than 70 bytes
+    // (found checking the written transaction); `x...` has a chain name longer than 100
+    // (found while writing, which comes first whatever the order of the Services)
+    let web = "w".repeat(66);
+    let mut none = port(&web, "http");
+    none.cluster_endpoints.clear();
+    none.all_locally_reachable.clear();
+    none.has_endpoints = false;
+    let long = port(&"x".repeat(90), "http");
+    let limits = Limits {
+        max_comment: 70,
+        max_name: 100,
+        ..Limits::default()
+    };
+    let run = |ports: &[svcnet_rules::nftables::NftServicePort]| {
+        let mut p = NftProxier::new(config());
+        p.set_limits(limits);
+        let err = p.sync_full(ports).unwrap_err();
+        assert!(p.state().tables.is_empty(), "nothing is applied");
+        match err {
+            NftError::Limit { service, what, .. } => (service, what),
+            e => panic!("unexpected {e}"),
+        }
+    };
+    let name = format!("ns/{}:http", "x".repeat(90));
+    for ports in [vec![none.clone(), long.clone()], vec![long.clone(), none.clone()]] {
+        let (service, what) = run(&ports);
+        assert_eq!((service.as_str(), what.as_str()), (name.as_str(), "object name"));
+    }
+    // alone, the comment: the first operation that breaks a limit, after every Service
+    // before and after it was written
+    let ok = port("db", "sql");
+    let (service, what) = run(&[ok.clone(), none.clone(), ok]);
+    assert_eq!(service, format!("ns/{web}:http"));
+    assert!(what.starts_with("element comment"), "{what}");
+}

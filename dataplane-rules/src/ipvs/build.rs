@@ -164,6 +164,44 @@ fn fill_real_servers(
     }
 }
 
+/// Sorts addresses (IPv4 ones, the usual case, by their number: the same order, cheaper
+/// to compare than `IpAddr`s).
+fn sort_addresses(addrs: &mut [IpAddr]) {
+    let v4 = |a: &IpAddr| match a {
+        IpAddr::V4(v4) => Some(u32::from(*v4)),
+        IpAddr::V6(_) => None,
+    };
+    if addrs.iter().all(|a| a.is_ipv4()) {
+        addrs.sort_unstable_by_key(v4);
+    } else {
+        addrs.sort_unstable();
+    }
+}
+
+/// Sorts virtual servers by [`VirtualServerKey::output_key`](super::server::VirtualServerKey),
+/// stably. When every address is IPv4 (the key's 16 bytes are then the IPv4-mapped
+/// address), the key is packed into one number (address, port, protocol rank) and sorted
+/// with the position as a tie-break, cheaper than comparing keys of three parts.
+fn sort_by_output_key(vss: &mut Vec<VirtualServer>) {
+    if u32::try_from(vss.len()).is_err() || !vss.iter().all(|v| v.address.is_ipv4()) {
+        vss.sort_by_cached_key(|v| v.key().output_key());
+        return;
+    }
+    let mut keys: Vec<(u64, u32)> = vss
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let (address, port, protocol) = v.key().output_key();
+            // (the low 32 bits of an IPv4-mapped address are the IPv4 address)
+            let packed = u64::from(address as u32) << 24 | u64::from(port) << 8 | u64::from(protocol);
+            (packed, i as u32)
+        })
+        .collect();
+    keys.sort_unstable();
+    let mut slots: Vec<Option<VirtualServer>> = std::mem::take(vss).into_iter().map(Some).collect();
+    vss.extend(keys.iter().filter_map(|&(_, i)| slots[i as usize].take()));
+}
+
 /// Builds the rule set from the service ports (in any order; where two ports program one
 /// virtual server, the later one wins, as it would in kube-proxy's map order).
 pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &IpvsSettings) -> IpvsRuleSet {
@@ -184,10 +222,13 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
     let is_node_addr = |a: &IpAddr| node_addrs.binary_search(a).is_ok();
 
     let ports = ports.into_iter();
-    let mut vss: Vec<VirtualServer> = Vec::with_capacity(ports.size_hint().0);
+    // every port has a ClusterIP: a virtual server, a bound address and a set entry each
+    let n = ports.size_hint().0;
+    let mut vss: Vec<VirtualServer> = Vec::with_capacity(n);
     let mut pending: Vec<(usize, bool)> = Vec::new();
     let mut scratch: Vec<(TextOrder, RealServer)> = Vec::new();
-    let mut binds: Vec<IpAddr> = Vec::new();
+    let mut binds: Vec<IpAddr> = Vec::with_capacity(n);
+    sets.get_mut(IpSetKind::ClusterIp).entries.reserve(n);
     let mut blocked: Vec<BlockedFromNode> = Vec::new();
     let base_flags = if s.scheduler == "mh" {
         ServiceFlags::SOURCE_HASH
@@ -360,11 +401,12 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
 
     // One virtual server per key: the last one programmed wins.
     vss.reverse();
-    vss.sort_by_cached_key(|v| v.key().output_key());
+    sort_by_output_key(&mut vss);
     vss.dedup_by(|later, first| later.key() == first.key());
 
-    binds.sort_unstable();
+    sort_addresses(&mut binds);
     binds.dedup();
+    sets.get_mut(IpSetKind::IpvsIps).entries.reserve(binds.len());
     for &a in &binds {
         sets.add(IpSetKind::IpvsIps, IpSetEntry::Ip(a));
     }
@@ -494,6 +536,65 @@ impl<'a> PortInput<'a> {
 mod tests {
     use super::*;
     use crate::ipvs::{IpSetKind, IptablesView, Protocol};
+
+    /// Addresses sort as `IpAddr`s do, all IPv4 or mixed.
+    #[test]
+    fn addresses_sort_as_ip_addrs() {
+        let mut addrs: Vec<IpAddr> = (0..500u32)
+            .map(|n| IpAddr::from((n.wrapping_mul(2_654_435_761) % 100_000).to_be_bytes()))
+            .collect();
+        for mixed in [false, true] {
+            if mixed {
+                addrs.push(ip("fd00::1"));
+                addrs.push(ip("::1"));
+            }
+            let mut want = addrs.clone();
+            want.sort();
+            sort_addresses(&mut addrs);
+            assert_eq!(addrs, want);
+            addrs.reverse();
+        }
+    }
+
+    /// The packed sort gives the order (and, between equal keys, the order of position)
+    /// of the plain sort by key; mixed families fall back to it.
+    #[test]
+    fn virtual_servers_sort_by_output_key_stably() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let protocols = [Protocol::Tcp, Protocol::Udp, Protocol::Sctp];
+        for round in 0..40 {
+            let mut vss: Vec<VirtualServer> = (0..300u32)
+                .map(|n| {
+                    let r = next();
+                    let address = if round % 4 == 3 && r % 50 == 0 {
+                        ip("fd00::1")
+                    } else {
+                        IpAddr::from([10, (r % 2) as u8, (r >> 8) as u8 % 3, (r >> 16) as u8 % 5])
+                    };
+                    VirtualServer {
+                        address,
+                        protocol: protocols[(r >> 24) as usize % 3],
+                        port: [80, 443, 8080, 65535][(r >> 32) as usize % 4],
+                        scheduler: "rr".into(),
+                        flags: ServiceFlags::NONE,
+                        // tells apart servers with equal keys
+                        timeout: n,
+                        real_servers: Vec::new(),
+                    }
+                })
+                .collect();
+            let mut want = vss.clone();
+            want.sort_by_cached_key(|v| v.key().output_key());
+            sort_by_output_key(&mut vss);
+            assert_eq!(vss, want, "round {round}");
+        }
+    }
 
     fn ip(s: &str) -> IpAddr {
         s.parse().unwrap()

@@ -4,7 +4,7 @@
 //! Follows Kubernetes v1.37.2: `pkg/proxy/ipvs/ipset.go`.
 
 use std::fmt;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
 
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
@@ -380,6 +380,50 @@ impl IpSet {
     }
 }
 
+/// Sorts entries in their (derived) order. The large sets hold IPv4 addresses, or IPv4
+/// address-port pairs, only: each such entry is packed into a number that orders as the
+/// entry does (the address, then the protocol's rank and the port) and holds all of it,
+/// the numbers are sorted and written back as entries. Other sets are sorted as they
+/// are; sets that are sorted already are left as they are.
+fn sort_entries(entries: &mut [IpSetEntry]) {
+    if entries.is_sorted() {
+        return;
+    }
+    // the protocols in their order (a protocol missing here falls back to the plain sort)
+    let mut protocols = [Protocol::Tcp, Protocol::Udp, Protocol::Sctp];
+    protocols.sort_unstable();
+    let rank = |p: Protocol| protocols.iter().position(|q| *q == p).map(|r| r as u64);
+    let ips = matches!(entries.first(), Some(IpSetEntry::Ip(_)));
+    let packed: Option<Vec<u64>> = entries
+        .iter()
+        .map(|e| match *e {
+            IpSetEntry::Ip(IpAddr::V4(ip)) if ips => Some(u64::from(u32::from(ip))),
+            IpSetEntry::IpPort {
+                ip: IpAddr::V4(ip),
+                protocol,
+                port,
+            } if !ips => Some(u64::from(u32::from(ip)) << 24 | rank(protocol)? << 16 | u64::from(port)),
+            _ => None,
+        })
+        .collect();
+    let Some(mut packed) = packed else {
+        entries.sort_unstable();
+        return;
+    };
+    packed.sort_unstable();
+    for (e, k) in entries.iter_mut().zip(packed) {
+        *e = if ips {
+            IpSetEntry::Ip(IpAddr::V4(Ipv4Addr::from(k as u32)))
+        } else {
+            IpSetEntry::IpPort {
+                ip: IpAddr::V4(Ipv4Addr::from((k >> 24) as u32)),
+                protocol: protocols[(k >> 16 & 0xff) as usize],
+                port: k as u16,
+            }
+        };
+    }
+}
+
 /// The 17 ipsets of IPVS mode, indexed by [`IpSetKind`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IpSets {
@@ -424,7 +468,7 @@ impl IpSets {
     /// Sorts every set's entries and removes duplicates.
     pub fn normalize(&mut self) {
         for s in &mut self.sets {
-            s.entries.sort_unstable();
+            sort_entries(&mut s.entries);
             s.entries.dedup();
         }
     }
@@ -495,6 +539,47 @@ mod tests {
             "10.0.0.1,sctp:9,203.0.113.0/25"
         );
         assert_eq!(IpSetEntry::Port(30001).to_string(), "30001");
+    }
+
+    /// The IPv4 key orders as the entries' own order; mixed sets fall back to it.
+    #[test]
+    fn sorts_as_the_entries_order() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let protocols = [Protocol::Tcp, Protocol::Udp, Protocol::Sctp];
+        for round in 0..50 {
+            let mut entries: Vec<IpSetEntry> = (0..200)
+                .map(|_| {
+                    let r = next();
+                    // few distinct values: equal addresses and ports are common
+                    let ip = IpAddr::from([10, (r % 3) as u8, (r >> 8) as u8 % 4, (r >> 16) as u8]);
+                    let port = [80, 443, 8080, 65535][(r >> 24) as usize % 4];
+                    match round % 3 {
+                        0 => IpSetEntry::Ip(ip),
+                        1 => IpSetEntry::IpPort {
+                            ip,
+                            protocol: protocols[(r >> 32) as usize % 3],
+                            port,
+                        },
+                        // an IPv6 entry among IPv4 ones, or another kind of entry
+                        _ if r % 2 == 0 => IpSetEntry::Ip("fd00::1".parse().unwrap()),
+                        _ => IpSetEntry::Port(port),
+                    }
+                })
+                .collect();
+            if round % 3 == 2 {
+                entries.push(IpSetEntry::Ip(IpAddr::from([10, 0, 0, 1])));
+            }
+            let mut want = entries.clone();
+            want.sort();
+            sort_entries(&mut entries);
+            assert_eq!(entries, want, "round {round}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use super::error::NftError;
 use super::names::COMMENT_LENGTH_MAX;
 use super::object::Object;
-use super::transaction::Transaction;
+use super::transaction::{Operation, Transaction};
 use serde::{Deserialize, Serialize};
 
 /// The limits checked before emitting.
@@ -125,7 +125,13 @@ impl Limits {
     /// Checks every comment of a transaction (length, and no `"`, which nft's quoted
     /// strings cannot hold) and every object name's length.
     pub fn check_transaction(&self, tx: &Transaction) -> Result<(), NftError> {
-        for op in &tx.operations {
+        self.check_operations(&tx.operations)
+    }
+
+    /// [`Limits::check_transaction`] of some of a transaction's operations, in order (a
+    /// large transaction is checked in pieces as it is written, while they are in cache).
+    pub(crate) fn check_operations(&self, operations: &[Operation]) -> Result<(), NftError> {
+        for op in operations {
             let (name, comment, service) = match &op.object {
                 Object::Table(t) => (None, t.comment.as_deref(), None),
                 Object::Chain(c) => (Some(c.name.as_str()), c.comment.as_deref(), None),

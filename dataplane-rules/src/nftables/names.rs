@@ -37,7 +37,10 @@ pub(crate) fn push_hash_and_truncate(out: &mut String, name: &str) {
     let start = out.len();
     // Base32 letters and digits are ASCII: each byte is its own char.
     let h = hash8(name);
-    out.push_str(std::str::from_utf8(&h).unwrap_or("????????"));
+    out.reserve(h.len() + 1 + name.len());
+    for b in h {
+        out.push(char::from(b));
+    }
     out.push('-');
     out.push_str(name);
     if out.len() - start > NAME_BASE_LENGTH_MAX {

@@ -502,6 +502,77 @@ pub(crate) fn write_object(out: &mut String, heads: &mut Heads<'_>, verb: Verb, 
     }
 }
 
+/// At most how many bytes [`write_object`] writes for `verb obj` in table `table` (exact
+/// for everything but quoted comments, counted at their worst, every byte escaped as
+/// `\U0010ffff`, and numbers, counted at their widest): a whole transaction's text is
+/// then written into one buffer of the right size, never grown and copied.
+pub(crate) fn max_line_len(table: &str, verb: Verb, obj: &Object) -> usize {
+    // `VERB KIND FAMILY TABLE` (`inet` is the longest family) and the newline
+    let head = verb.as_str().len() + obj.kind().len() + "inet".len() + table.len() + 3 + 1;
+    let quoted = |c: &Option<String>| c.as_ref().map_or(0, |c| 2 + 10 * c.len());
+    let creates = verb.creates();
+    head + match obj {
+        Object::Table(t) => {
+            if creates && t.comment.is_some() {
+                " { comment  ; }".len() + quoted(&t.comment)
+            } else {
+                0
+            }
+        }
+        Object::Chain(c) => {
+            1 + c.name.len()
+                + if creates && (c.base.is_some() || c.comment.is_some()) {
+                    // ` { type filter hook postrouting priority -2147483648 ; comment  ; }`
+                    " { type filter hook postrouting priority -2147483648 ; comment  ; }".len()
+                        + quoted(&c.comment)
+                } else {
+                    0
+                }
+        }
+        Object::Rule(r) => {
+            1 + r.chain.len()
+                + if matches!(verb, Verb::Add | Verb::Insert | Verb::Replace) {
+                    1 + r.rule.len()
+                        + r.comment.as_ref().map_or(0, |_| " comment ".len())
+                        + quoted(&r.comment)
+                } else {
+                    0
+                }
+        }
+        Object::Set(s) | Object::Map(s) => {
+            1 + s.name.len()
+                + if creates {
+                    " { type  ; flags  ; timeout 18446744073709551615s ; comment  ; }".len()
+                        + s.set_type.len()
+                        + s.flags.iter().map(|f| f.as_str().len() + 1).sum::<usize>()
+                        + quoted(&s.comment)
+                } else {
+                    0
+                }
+        }
+        Object::Element(e) => {
+            1 + e.container.len()
+                + " {  }".len()
+                + e.key.len()
+                + if creates {
+                    e.comment.as_ref().map_or(0, |_| " comment ".len())
+                        + quoted(&e.comment)
+                        + e.value.as_ref().map_or(0, |v| " : ".len() + v.len())
+                } else {
+                    0
+                }
+        }
+        Object::Counter(c) => {
+            1 + c.name.len()
+                + if creates && c.comment.is_some() {
+                    " { comment  ; }".len() + quoted(&c.comment)
+                } else {
+                    0
+                }
+        }
+    }
+}
+
 const KINDS: [&str; 7] = ["table", "chain", "rule", "set", "map", "element", "counter"];
 const VERBS: usize = 8;
 
@@ -535,29 +606,35 @@ impl<'a> Heads<'a> {
         }
     }
 
-    /// Appends the beginning of a line (`kind` indexes [`KINDS`]).
+    /// Appends the beginning of a line (`kind` indexes [`KINDS`]), not cached (a table's
+    /// line: one a transaction).
     fn write(&mut self, out: &mut String, verb: Verb, kind: usize) {
-        if self.uncached {
-            for (i, part) in [verb.as_str(), KINDS[kind], self.family.as_str(), self.table]
-                .into_iter()
-                .enumerate()
-            {
-                if i > 0 {
-                    out.push(' ');
-                }
-                out.push_str(part);
+        for (i, part) in [verb.as_str(), KINDS[kind], self.family.as_str(), self.table]
+            .into_iter()
+            .enumerate()
+        {
+            if i > 0 {
+                out.push(' ');
             }
+            out.push_str(part);
+        }
+    }
+
+    /// Appends the beginning of a line and the space after it (one copy of the cached
+    /// head, which holds the space).
+    fn write_sp(&mut self, out: &mut String, verb: Verb, kind: usize) {
+        if self.uncached {
+            self.write(out, verb, kind);
+            out.push(' ');
             return;
         }
         let head = &mut self.cache[verb as usize * KINDS.len() + kind];
         if head.is_empty() {
             let parts = [verb.as_str(), KINDS[kind], self.family.as_str(), self.table];
             head.reserve_exact(parts.iter().map(|p| p.len() + 1).sum());
-            for (i, part) in parts.into_iter().enumerate() {
-                if i > 0 {
-                    head.push(' ');
-                }
+            for part in parts {
                 head.push_str(part);
+                head.push(' ');
             }
         }
         out.push_str(head);
@@ -579,8 +656,7 @@ pub(crate) fn write_table(out: &mut String, heads: &mut Heads<'_>, verb: Verb, t
 
 /// A chain operation (see [`write_object`]).
 pub(crate) fn write_chain(out: &mut String, heads: &mut Heads<'_>, verb: Verb, c: &Chain) {
-    heads.write(out, verb, 1);
-    out.push(' ');
+    heads.write_sp(out, verb, 1);
     out.push_str(&c.name);
     if verb.creates() && (c.base.is_some() || c.comment.is_some()) {
         out.push_str(" {");
@@ -605,8 +681,7 @@ pub(crate) fn write_chain(out: &mut String, heads: &mut Heads<'_>, verb: Verb, c
 
 /// A rule operation (see [`write_object`]).
 pub(crate) fn write_rule(out: &mut String, heads: &mut Heads<'_>, verb: Verb, r: &Rule) {
-    heads.write(out, verb, 2);
-    out.push(' ');
+    heads.write_sp(out, verb, 2);
     out.push_str(&r.chain);
     if matches!(verb, Verb::Add | Verb::Insert | Verb::Replace) {
         out.push(' ');
@@ -621,8 +696,7 @@ pub(crate) fn write_rule(out: &mut String, heads: &mut Heads<'_>, verb: Verb, r:
 
 /// A set or map operation (see [`write_object`]).
 pub(crate) fn write_set(out: &mut String, heads: &mut Heads<'_>, verb: Verb, map: bool, s: &Set) {
-    heads.write(out, verb, if map { 4 } else { 3 });
-    out.push(' ');
+    heads.write_sp(out, verb, if map { 4 } else { 3 });
     out.push_str(&s.name);
     if verb.creates() {
         out.push_str(" { type ");
@@ -653,8 +727,7 @@ pub(crate) fn write_set(out: &mut String, heads: &mut Heads<'_>, verb: Verb, map
 
 /// An element operation (see [`write_object`]).
 pub(crate) fn write_element(out: &mut String, heads: &mut Heads<'_>, verb: Verb, e: &Element) {
-    heads.write(out, verb, 5);
-    out.push(' ');
+    heads.write_sp(out, verb, 5);
     out.push_str(&e.container);
     out.push_str(" { ");
     out.push_str(&e.key);
@@ -673,8 +746,7 @@ pub(crate) fn write_element(out: &mut String, heads: &mut Heads<'_>, verb: Verb,
 
 /// A counter operation (see [`write_object`]).
 pub(crate) fn write_counter(out: &mut String, heads: &mut Heads<'_>, verb: Verb, c: &Counter) {
-    heads.write(out, verb, 6);
-    out.push(' ');
+    heads.write_sp(out, verb, 6);
     out.push_str(&c.name);
     if verb.creates()
         && let Some(cm) = &c.comment
@@ -694,6 +766,69 @@ mod tests {
         let mut s = String::new();
         write_operation(&mut s, verb, Family::Ip, "kube-proxy", &obj);
         s
+    }
+
+    /// Every kind of line, with and without comments, against its bound: exact without
+    /// comments (and numbers), never short.
+    #[test]
+    fn line_length_bounds() {
+        let base = Some(BaseChain {
+            chain_type: ChainType::Nat,
+            hook: Hook::Postrouting,
+            priority: -2147483648,
+        });
+        let set = |comment: Option<String>| Set {
+            name: "affinity-X".into(),
+            set_type: "ipv4_addr".into(),
+            flags: vec![SetFlag::Dynamic, SetFlag::Timeout],
+            timeout: Some(u64::MAX),
+            comment,
+        };
+        for comment in [None, Some("a \"b\"\n\u{1}é".to_owned()), Some("plain".to_owned())] {
+            let objects = [
+                Object::Table(Table {
+                    comment: comment.clone(),
+                }),
+                Object::Chain(Chain {
+                    name: "c".into(),
+                    base,
+                    comment: comment.clone(),
+                }),
+                Object::Chain(Chain::named("service-ABC")),
+                Object::Rule(Rule {
+                    chain: "c".into(),
+                    rule: "ip daddr @cluster-ips".into(),
+                    comment: comment.clone(),
+                }),
+                Object::Set(Box::new(set(comment.clone()))),
+                Object::Map(Box::new(set(comment.clone()))),
+                Object::Element(Element {
+                    kind: ContainerKind::Map,
+                    container: "service-ips".into(),
+                    key: "10.0.0.1 . tcp . 80".into(),
+                    value: Some("goto service-ABC".into()),
+                    comment: comment.clone(),
+                }),
+                Object::Counter(Counter {
+                    name: "n".into(),
+                    comment: comment.clone(),
+                }),
+            ];
+            for verb in [Verb::Add, Verb::Delete, Verb::Flush, Verb::Insert] {
+                for obj in &objects {
+                    let written = line(verb, obj.clone()).len();
+                    let bound = max_line_len("kube-proxy", verb, obj);
+                    assert!(bound >= written, "{verb:?} {obj:?}: {bound} < {written}");
+                    let plain = comment.is_none()
+                        && !matches!(obj, Object::Set(_) | Object::Map(_))
+                        && !(verb == Verb::Add && matches!(obj, Object::Chain(c) if c.base.is_some()));
+                    if plain {
+                        // the family `ip` is 2 bytes shorter than `inet`
+                        assert_eq!(bound, written + 2, "{verb:?} {obj:?}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

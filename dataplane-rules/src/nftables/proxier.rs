@@ -25,6 +25,7 @@ use smallvec::SmallVec;
 use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
+use std::hash::BuildHasher;
 use std::net::IpAddr;
 use svcnet_model::hash::KeyedState;
 
@@ -99,7 +100,16 @@ struct Entry {
 struct ServiceRecord {
     keys: SmallVec<[(u8, SharedStr); 2]>,
     chains: SmallVec<[SharedStr; 1]>,
-    affinity_sets: Vec<String>,
+    /// (Boxed: most Services have none, and the record of every Service is kept: 8
+    /// bytes instead of a `Vec`'s 24.)
+    #[allow(clippy::box_collection)]
+    affinity_sets: Option<Box<Vec<String>>>,
+}
+
+impl ServiceRecord {
+    fn affinity_sets(&self) -> &[String] {
+        self.affinity_sets.as_deref().map_or(&[], Vec::as_slice)
+    }
 }
 
 /// The result of one sync.
@@ -363,6 +373,9 @@ impl NftProxier {
                 (CONTAINERS[SERVICE_IPS].0, CONTAINERS[SERVICE_IPS].1, ports.len()),
             ],
         );
+        // the limits of the operations, checked in pieces as they are written: the first
+        // breach, and how far the checks got
+        let mut limit: (Option<NftError>, usize) = (None, 0);
         let written = self.write_full(
             &mut tx,
             ports,
@@ -370,10 +383,15 @@ impl NftProxier {
             &existing_affinity,
             &mut state,
             &mut applying,
+            &mut limit,
         );
+        // (in the order of writing, counting, then checking the whole transaction)
         let checked = written
             .and_then(|()| self.check_counts())
-            .and_then(|()| self.limits.check_transaction(&tx));
+            .and_then(|()| match limit {
+                (Some(e), _) => Err(e),
+                (None, upto) => self.limits.check_operations(&tx.operations[upto..]),
+            });
         if let Err(e) = checked {
             let _ = state.finish(applying, &tx, false);
             self.state = state;
@@ -396,7 +414,9 @@ impl NftProxier {
     }
 
     /// The Services and the cleanup of a full sync, applied to `state` as they are
-    /// written (see [`NftProxier::full_inner`]).
+    /// written (see [`NftProxier::full_inner`]); `limit` gets the first operation that
+    /// breaks a limit and how far the operations were checked.
+    #[allow(clippy::too_many_arguments)]
     fn write_full(
         &mut self,
         tx: &mut Transaction,
@@ -405,53 +425,53 @@ impl NftProxier {
         existing_affinity: &[SharedStr],
         state: &mut State,
         applying: &mut Applying,
+        limit: &mut (Option<NftError>, usize),
     ) -> Result<(), NftError> {
-        // ports grouped by Service, Services in order of first appearance; a Service's
-        // ports usually come one after another: then each run of ports is a group
-        let mut first: HashMap<(&str, &str), u32, KeyedState> =
-            HashMap::with_capacity_and_hasher(ports.len(), self.hash);
-        // the group of each port, and whether every group is one run
-        let mut group_of: Vec<u32> = Vec::with_capacity(ports.len());
-        let mut runs = true;
-        let mut last: Option<(&str, &str, u32)> = None;
-        for p in ports {
-            let id = (p.namespace.as_str(), p.name.as_str());
-            let g = match last {
-                Some((ns, n, g)) if (ns, n) == id => g,
-                _ => {
-                    let next = first.len() as u32;
-                    let g = *first.entry(id).or_insert(next);
-                    runs &= g == next;
-                    g
-                }
-            };
-            last = Some((id.0, id.1, g));
-            group_of.push(g);
+        // ports grouped by Service, Services in order of first appearance. A Service's
+        // ports usually come one after another: then each run of ports is a group, and
+        // the ports are written in their order. That holds unless two runs are of the
+        // same Service, which their hashes, sorted, show (a collision between different
+        // Services only costs the grouping below, which is right in every case).
+        let same = |a: &NftServicePort, b: &NftServicePort| a.name == b.name && a.namespace == b.namespace;
+        let mut run_hashes: Vec<u64> = Vec::with_capacity(ports.len());
+        for (i, p) in ports.iter().enumerate() {
+            if i == 0 || !same(&ports[i - 1], p) {
+                run_hashes.push(self.hash.hash_one((p.namespace.as_str(), p.name.as_str())));
+            }
         }
-        drop(first);
-        let mut order: Vec<usize> = (0..ports.len()).collect();
-        if !runs {
-            // (stable: a Service's ports keep their order)
-            order.sort_by_key(|&i| group_of[i]);
-        }
+        run_hashes.sort_unstable();
+        let runs = run_hashes.windows(2).all(|w| w[0] != w[1]);
+        drop(run_hashes);
+        // the order to write the ports in, when it is not theirs
+        let order: Option<Vec<usize>> = (!runs).then(|| self.grouped(ports));
+        let port_at = |k: usize| &ports[order.as_ref().map_or(k, |o| o[k])];
         let mut at = 0;
-        while at < order.len() {
-            let g = group_of[order[at]];
+        while at < ports.len() {
             let mut end = at + 1;
-            while end < order.len() && group_of[order[end]] == g {
+            while end < ports.len() && same(port_at(at), port_at(end)) {
                 end += 1;
             }
             let mut rec = ServiceRecord::default();
-            for &i in &order[at..end] {
-                self.write_port(tx, &ports[i], &mut rec)?;
+            for k in at..end {
+                self.write_port(tx, port_at(k), &mut rec)?;
             }
             state.apply_more(applying, tx);
-            let svc = &ports[order[at]];
-            let mut key = CompactString::with_capacity(svc.namespace.len() + svc.name.len() + 1);
-            key.push_str(&svc.namespace);
-            key.push('/');
-            key.push_str(&svc.name);
-            self.services.insert(key, rec);
+            if limit.0.is_none() {
+                if let Err(e) = self.limits.check_operations(&tx.operations[limit.1..]) {
+                    limit.0 = Some(e);
+                }
+                limit.1 = tx.operations.len();
+            }
+            let svc = port_at(at);
+            // `namespace/name` starts the text its last port's chain names were hashed
+            // from (still in the scratch buffer): no joining and checking again
+            let len = svc.namespace.len() + 1 + svc.name.len();
+            let name = match self.scratch.get(..len) {
+                Some(n) => CompactString::new(n),
+                None => service_name(&svc.namespace, &svc.name),
+            };
+            debug_assert_eq!(name, service_name(&svc.namespace, &svc.name));
+            self.services.insert(name, rec);
             at = end;
         }
         if !existing_chains.is_empty() {
@@ -480,7 +500,7 @@ impl NftProxier {
             active_sets.extend(
                 self.services
                     .values()
-                    .flat_map(|r| r.affinity_sets.iter().map(String::as_str)),
+                    .flat_map(|r| r.affinity_sets().iter().map(String::as_str)),
             );
             for s in existing_affinity {
                 if !active_sets.contains(s.as_str()) {
@@ -504,6 +524,26 @@ impl NftProxier {
             }
         }
         Ok(())
+    }
+
+    /// The indices of `ports` grouped by Service, Services in order of first appearance
+    /// (a Service's ports keep their order).
+    fn grouped(&self, ports: &[NftServicePort]) -> Vec<usize> {
+        let mut first: HashMap<(&str, &str), u32, KeyedState> =
+            HashMap::with_capacity_and_hasher(ports.len(), self.hash);
+        let group_of: Vec<u32> = ports
+            .iter()
+            .map(|p| {
+                let next = first.len() as u32;
+                *first
+                    .entry((p.namespace.as_str(), p.name.as_str()))
+                    .or_insert(next)
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..ports.len()).collect();
+        // (stable: a Service's ports keep their order)
+        order.sort_by_key(|&i| group_of[i]);
+        order
     }
 
     /// A partial sync: only the given Services changed (each with all its current
@@ -539,7 +579,7 @@ impl NftProxier {
                 }
                 old_keys.extend(old.keys);
                 candidates.extend(old.chains.into_iter().map(String::from));
-                old_sets.extend(old.affinity_sets);
+                old_sets.extend(old.affinity_sets.map(|s| *s).unwrap_or_default());
             }
         }
         for u in updates {
@@ -551,7 +591,7 @@ impl NftProxier {
                 self.write_port(&mut tx, p, &mut rec)?;
             }
             new_chains.extend(rec.chains.iter().cloned());
-            new_sets.extend(rec.affinity_sets.iter().cloned());
+            new_sets.extend(rec.affinity_sets().iter().cloned());
             self.services.insert(CompactString::from(u.service), rec);
         }
         let table = self.state.table(self.config.family, TABLE);
@@ -1045,8 +1085,9 @@ impl NftProxier {
                 let b = &ep_names[&(ep.ip, ep.port)];
                 Self::ensure_chain(tx, rec, format!("endpoint-{b}").into());
                 let set = format!("affinity-{b}");
-                if !rec.affinity_sets.contains(&set) {
-                    rec.affinity_sets.push(set);
+                let sets = rec.affinity_sets.get_or_insert_default();
+                if !sets.contains(&set) {
+                    sets.push(set);
                 }
             }
             if ep.is_local {
@@ -1102,25 +1143,18 @@ impl NftProxier {
             k.shared()
         };
         let cip = text.clear().ip(sp.cluster_ip).shared();
-        let cip_key = text
-            .clear()
-            .ip(sp.cluster_ip)
-            .str(" . ")
-            .str(proto)
-            .str(" . ")
-            .dec(port)
-            .shared();
+        // (the address is in the buffer already)
+        let cip_key = text.str(" . ").str(proto).str(" . ").dec(port).shared();
         self.ensure_elem(tx, rec, CLUSTER_IPS, cip, None, None);
         if has_internal {
-            let value = text
-                .clear()
-                .str(if internal_local {
+            let value = text.shared_concat(&[
+                if internal_local {
                     "goto local-"
                 } else {
                     "goto service-"
-                })
-                .str(base)
-                .shared();
+                },
+                base,
+            ]);
             self.ensure_elem(tx, rec, SERVICE_IPS, cip_key, Some(value), None);
         } else {
             let n = name_string();
@@ -1408,6 +1442,26 @@ fn prefixed(prefix: &str, name: &str) -> String {
     s.push_str(prefix);
     s.push_str(name);
     s
+}
+
+/// `namespace/name` (joined in a buffer on the stack when short: the result holds it inline).
+fn service_name(namespace: &str, name: &str) -> CompactString {
+    let len = namespace.len() + 1 + name.len();
+    let mut buf = [0u8; 24];
+    if let Some(b) = buf.get_mut(..len) {
+        let (ns, rest) = b.split_at_mut(namespace.len());
+        ns.copy_from_slice(namespace.as_bytes());
+        rest[0] = b'/';
+        rest[1..].copy_from_slice(name.as_bytes());
+        if let Ok(s) = std::str::from_utf8(b) {
+            return CompactString::new(s);
+        }
+    }
+    let mut key = CompactString::with_capacity(len);
+    key.push_str(namespace);
+    key.push('/');
+    key.push_str(name);
+    key
 }
 
 fn service_key(p: &NftServicePort) -> String {

@@ -442,18 +442,32 @@ impl State {
         let undo = &mut a.undo;
         // the table, looked up once until an operation on the table itself
         let mut table: Option<&mut TableState> = None;
+        // the name of the chain the previous operation created (still empty): flushing it
+        // next (as the proxier does with every chain it adds) changes nothing, and is not
+        // looked up
+        let mut fresh: Option<*const u8> = None;
         for (i, op) in tx.operations.iter().enumerate().skip(a.applied) {
+            let created = fresh.take();
             let r = match &op.object {
                 Object::Table(t) => {
                     table = None;
                     self.apply_table_op(key, op.verb, t, undo)
                 }
+                Object::Chain(c) if op.verb == Verb::Flush && created == Some(c.name.as_ptr()) => Ok(()),
                 obj => {
                     if table.is_none() {
                         table = self.tables.get_mut(key);
                     }
                     match table.as_deref_mut() {
-                        Some(t) => Self::apply_op(t, i, op.verb, obj, undo, hint),
+                        Some(t) => {
+                            let r = Self::apply_op(t, i, op.verb, obj, undo, hint);
+                            if let Object::Chain(c) = obj
+                                && matches!(undo.log.last(), Some(Undo::Chain(j, false)) if *j == i)
+                            {
+                                fresh = Some(c.name.as_ptr());
+                            }
+                            r
+                        }
                         None => Err(NftError::not_found("table", &key.1)),
                     }
                 }
@@ -734,9 +748,12 @@ impl State {
                     && matches!(verb, Verb::Add | Verb::Create)
                     && let Some(v) = &e.value
                     && let Some(target) = v.strip_prefix("goto ").or_else(|| v.strip_prefix("jump "))
+                    // (a target with a space is not a chain name, and not checked: looked
+                    // for only when no chain has the name, which is rare)
+                    && !table.chains.contains_key(target)
                     && !target.contains(' ')
                 {
-                    table.check_chain(target)?;
+                    return Err(NftError::not_found("chain", target));
                 }
                 let c = table.container(e.kind, &e.container)?;
                 match verb {
@@ -1066,6 +1083,58 @@ mod tests {
         let mut bad = tx();
         bad.delete_element(ContainerKind::Set, "s", "1.1.1.1".into());
         assert!(st.apply(&bad).is_err());
+        // a map value's goto target must be a chain, unless it holds a space
+        let mut small = State::new();
+        let mut t = tx();
+        t.add_table(None);
+        t.add_chain("a");
+        t.add_map(Set {
+            name: "m".into(),
+            set_type: "ipv4_addr : verdict".into(),
+            flags: vec![],
+            timeout: None,
+            comment: None,
+        });
+        small.apply(&t).unwrap();
+        for (value, ok) in [
+            ("goto nowhere", false),
+            ("jump nowhere", false),
+            ("goto a", true),
+            ("goto no where", true),
+            ("drop", true),
+        ] {
+            let mut t = tx();
+            t.add_element(
+                ContainerKind::Map,
+                "m",
+                "10.0.0.9".into(),
+                Some(value.into()),
+                None,
+            );
+            let mut copy = small.clone();
+            match copy.apply(&t) {
+                Ok(()) => assert!(ok, "{value}"),
+                Err(e) => {
+                    assert!(!ok, "{value}: {e}");
+                    assert!(e.to_string().contains("nowhere"), "{e}");
+                    assert_eq!(copy, small);
+                }
+            }
+        }
+        // a chain created and flushed at once is empty, and its rules land in it
+        let mut t = tx();
+        t.add_chain("fresh");
+        t.flush_chain("fresh");
+        t.add_rule("fresh", "drop", None);
+        t.flush_chain("fresh");
+        t.add_rule("fresh", "accept", None);
+        let mut copy = small.clone();
+        copy.apply(&t).unwrap();
+        let rules = &copy.table(Family::Ip, "kube-proxy").unwrap().chains["fresh"].rules;
+        assert_eq!(
+            rules.iter().map(|r| r.rule.as_str()).collect::<Vec<_>>(),
+            ["accept"]
+        );
         // to_transaction reproduces the state
         let mut again = State::new();
         again.apply(&st.to_transaction(Family::Ip, "kube-proxy")).unwrap();

@@ -10,29 +10,42 @@ use super::object::SharedStr;
 use std::net::{IpAddr, Ipv4Addr};
 
 /// Every number below 1000 in decimal, its digits left-aligned and followed by a `.`
-/// (what an address octet needs); [`digits`] says how many digits there are.
-const DIGITS: [[u8; 4]; 1000] = {
-    let mut t = [[0u8; 4]; 1000];
+/// (what an address octet needs), with the number of digits (one load gives both: no
+/// comparisons to count them).
+#[derive(Clone, Copy)]
+struct Digits {
+    bytes: [u8; 4],
+    len: u8,
+}
+
+const DIGITS: [Digits; 1000] = {
+    let mut t = [Digits {
+        bytes: [0; 4],
+        len: 0,
+    }; 1000];
     let mut i = 0;
     while i < 1000 {
         let (a, b, c) = ((i / 100) as u8, ((i / 10) % 10) as u8, (i % 10) as u8);
         t[i] = if i >= 100 {
-            [b'0' + a, b'0' + b, b'0' + c, b'.']
+            Digits {
+                bytes: [b'0' + a, b'0' + b, b'0' + c, b'.'],
+                len: 3,
+            }
         } else if i >= 10 {
-            [b'0' + b, b'0' + c, b'.', 0]
+            Digits {
+                bytes: [b'0' + b, b'0' + c, b'.', 0],
+                len: 2,
+            }
         } else {
-            [b'0' + c, b'.', 0, 0]
+            Digits {
+                bytes: [b'0' + c, b'.', 0, 0],
+                len: 1,
+            }
         };
         i += 1;
     }
     t
 };
-
-/// How many decimal digits `n` (below 1000) has.
-#[inline]
-fn digits(n: usize) -> usize {
-    1 + usize::from(n >= 10) + usize::from(n >= 100)
-}
 
 /// A piece of text (a number, an address, a map entry) built in a fixed-size array:
 /// each write copies four bytes and advances by the real size, and the piece is appended
@@ -58,6 +71,13 @@ impl<'a, const N: usize> Piece<'a, N> {
         }
     }
 
+    /// `n` (below 1000) in decimal, and `dot` (0 or 1) dots after it.
+    #[inline(always)]
+    fn num(&mut self, n: usize, dot: usize) {
+        let d = DIGITS[n];
+        self.put4(d.bytes, usize::from(d.len) + dot);
+    }
+
     #[inline(always)]
     fn put3(&mut self, s: &[u8; 3]) {
         self.put4([s[0], s[1], s[2], 0], 3);
@@ -68,10 +88,9 @@ impl<'a, const N: usize> Piece<'a, N> {
     fn dec16(&mut self, n: u16) {
         let n = usize::from(n);
         if n < 1000 {
-            self.put4(DIGITS[n], digits(n));
+            self.num(n, 0);
         } else {
-            let hi = n / 1000;
-            self.put4(DIGITS[hi], digits(hi));
+            self.num(n / 1000, 0);
             let lo = n % 1000;
             self.put4(
                 [
@@ -108,10 +127,10 @@ impl<'a, const N: usize> Piece<'a, N> {
     fn v4(&mut self, ip: Ipv4Addr) {
         let [a, b, c, d] = ip.octets().map(usize::from);
         // each of the first three with its dot
-        self.put4(DIGITS[a], digits(a) + 1);
-        self.put4(DIGITS[b], digits(b) + 1);
-        self.put4(DIGITS[c], digits(c) + 1);
-        self.put4(DIGITS[d], digits(d));
+        self.num(a, 1);
+        self.num(b, 1);
+        self.num(c, 1);
+        self.num(d, 0);
     }
 }
 
@@ -137,6 +156,21 @@ impl Text {
             Ok(s) => SharedStr::from(s),
             Err(_) => SharedStr::from(String::from_utf8_lossy(&self.0).into_owned()),
         }
+    }
+
+    /// `parts` joined, as a [`SharedStr`] (written as a `String` in the buffer's room:
+    /// `&str`s only, so no UTF-8 check of the result); the buffer is left empty.
+    pub(crate) fn shared_concat(&mut self, parts: &[&str]) -> SharedStr {
+        self.0.clear();
+        // (empty, so the conversion cannot fail)
+        let mut s = String::from_utf8(std::mem::take(&mut self.0)).unwrap_or_default();
+        for p in parts {
+            s.push_str(p);
+        }
+        let out = SharedStr::from(s.as_str());
+        s.clear();
+        self.0 = s.into_bytes();
+        out
     }
 
     pub(crate) fn str(&mut self, s: &str) -> &mut Self {
@@ -190,6 +224,10 @@ impl Text {
     /// The entries of a numgen DNAT map: `0 : ADDR . PORT , 1 : ADDR . PORT ...`.
     pub(crate) fn map_entries(&mut self, eps: &[NftEndpoint]) -> &mut Self {
         let v4 = eps.len() <= 1 << 16 && eps.iter().all(|ep| ep.ip.is_ipv4());
+        if v4 {
+            // each entry's piece, with the bytes written past its end: no growing on the way
+            self.0.reserve(eps.len() * 40);
+        }
         for (i, ep) in eps.iter().enumerate() {
             match ep.ip {
                 IpAddr::V4(ip) if v4 => {

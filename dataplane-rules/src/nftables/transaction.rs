@@ -5,7 +5,7 @@
 
 use super::object::{
     Chain, ContainerKind, Counter, Element, Family, Heads, Object, Rule, Set, SharedStr, Table, Verb,
-    write_object,
+    max_line_len, write_object,
 };
 use serde::{Deserialize, Serialize};
 
@@ -155,13 +155,23 @@ impl Transaction {
 
     /// The `nft -f` text, one line per operation.
     pub fn render(&self) -> String {
-        let mut out = String::with_capacity(self.operations.len() * 128);
+        let mut out = String::new();
         self.render_into(&mut out);
         out
     }
 
+    /// At least the length of the `nft -f` text (exact but for comments and numbers).
+    fn max_text_len(&self) -> usize {
+        self.operations
+            .iter()
+            .map(|op| max_line_len(&self.table, op.verb, &op.object))
+            .sum()
+    }
+
     /// Appends the `nft -f` text to `out`.
     pub fn render_into(&self, out: &mut String) {
+        // sized once (the text of a large transaction is megabytes: never grown and copied)
+        out.reserve(self.max_text_len());
         let mut heads = if self.operations.len() < 16 {
             Heads::uncached(self.family, &self.table)
         } else {
