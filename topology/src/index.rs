@@ -586,12 +586,15 @@ fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
     Some(Ipv4Addr::from_bits(bits))
 }
 
-/// What sorting and deduplicating endpoints reads of each: its address and whether it is
-/// terminating.
+/// What sorting, deduplicating and categorizing endpoints reads of each: its address, its
+/// conditions and whether it is on the proxy's node.
 pub(crate) trait Addressed: Copy {
     fn ip(&self) -> IpAddr;
     fn port(&self) -> u16;
     fn terminating(&self) -> bool;
+    fn ready(&self) -> bool;
+    fn serving(&self) -> bool;
+    fn is_local(&self) -> bool;
     fn addr(&self) -> SocketAddr {
         SocketAddr::new(self.ip(), self.port())
     }
@@ -607,6 +610,15 @@ impl Addressed for ProxyEndpoint<'_> {
     fn terminating(&self) -> bool {
         self.terminating
     }
+    fn ready(&self) -> bool {
+        self.ready
+    }
+    fn serving(&self) -> bool {
+        self.serving
+    }
+    fn is_local(&self) -> bool {
+        self.is_local
+    }
 }
 
 impl Addressed for PlainEndpoint {
@@ -618,6 +630,15 @@ impl Addressed for PlainEndpoint {
     }
     fn terminating(&self) -> bool {
         self.terminating
+    }
+    fn ready(&self) -> bool {
+        self.ready
+    }
+    fn serving(&self) -> bool {
+        self.serving
+    }
+    fn is_local(&self) -> bool {
+        self.is_local
     }
 }
 

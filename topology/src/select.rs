@@ -9,7 +9,7 @@ use serde::Serialize;
 use svcnet_model::{EndpointSlice, Service, ServicePort};
 
 use crate::endpoint::{IpFamily, PlainEndpoint, ProxyEndpoint, SelectOptions, ServicePortName};
-use crate::index::SliceIndex;
+use crate::index::{Addressed, SliceIndex};
 use crate::proxy::{
     Families, NodeTopology, PortPolicy, cluster_ips_unallocated, plain_v4_cluster_ip, service_families,
 };
@@ -203,32 +203,11 @@ impl Categories {
         node: &NodeTopology,
         options: &SelectOptions,
     ) -> Self {
-        let mut c = Categories {
-            uses_cluster: policy.uses_cluster(),
-            uses_local: policy.uses_local(),
-            ..Categories::default()
-        };
-        if endpoints.is_empty() {
-            return c;
-        }
-        let fallback = |e: &ProxyEndpoint<'_>| e.serving && e.terminating;
-        if c.uses_cluster {
+        Categories::of_any(endpoints, policy, |c| {
             let mode = topology_mode(endpoints, node, options);
             c.topology = mode;
-            if endpoints.iter().any(|e| e.ready && available(e, mode, node)) {
-                c.has_any = true;
-            } else {
-                c.cluster_terminating_fallback = endpoints.iter().any(fallback);
-                c.has_any = c.cluster_terminating_fallback;
-            }
-        }
-        if c.uses_local {
-            c.has_any |= endpoints.iter().any(|e| e.ready || fallback(e));
-            if !endpoints.iter().any(|e| e.is_local && e.ready) {
-                c.local_terminating_fallback = endpoints.iter().any(|e| e.is_local && fallback(e));
-            }
-        }
-        c
+            endpoints.iter().any(|e| e.ready && available(e, mode, node))
+        })
     }
 
     /// [`Categories::of`] for endpoints without hints the proxy reads, as
@@ -236,6 +215,19 @@ impl Categories {
     /// then never narrowed). Use [`Categories::in_cluster_plain`] and
     /// [`Categories::in_local_plain`] with it.
     pub fn of_plain(endpoints: &[PlainEndpoint], policy: &PortPolicy) -> Self {
+        Categories::of_any(endpoints, policy, |_| endpoints.iter().any(|e| e.ready))
+    }
+
+    /// The categorization both kinds of endpoint share. `cluster_ready` is asked only when
+    /// the policy uses cluster endpoints and there are endpoints: whether a ready endpoint is
+    /// usable cluster-wide (it may narrow `topology` first); when none is, serving and
+    /// terminating ones are the fallback. Local traffic falls back to local serving and
+    /// terminating endpoints when no local one is ready.
+    fn of_any<E: Addressed>(
+        endpoints: &[E],
+        policy: &PortPolicy,
+        cluster_ready: impl FnOnce(&mut Categories) -> bool,
+    ) -> Self {
         let mut c = Categories {
             uses_cluster: policy.uses_cluster(),
             uses_local: policy.uses_local(),
@@ -244,9 +236,9 @@ impl Categories {
         if endpoints.is_empty() {
             return c;
         }
-        let fallback = |e: &PlainEndpoint| e.serving && e.terminating;
+        let fallback = |e: &E| e.serving() && e.terminating();
         if c.uses_cluster {
-            if endpoints.iter().any(|e| e.ready) {
+            if cluster_ready(&mut c) {
                 c.has_any = true;
             } else {
                 c.cluster_terminating_fallback = endpoints.iter().any(fallback);
@@ -254,9 +246,9 @@ impl Categories {
             }
         }
         if c.uses_local {
-            c.has_any |= endpoints.iter().any(|e| e.ready || fallback(e));
-            if !endpoints.iter().any(|e| e.is_local && e.ready) {
-                c.local_terminating_fallback = endpoints.iter().any(|e| e.is_local && fallback(e));
+            c.has_any |= endpoints.iter().any(|e| e.ready() || fallback(e));
+            if !endpoints.iter().any(|e| e.is_local() && e.ready()) {
+                c.local_terminating_fallback = endpoints.iter().any(|e| e.is_local() && fallback(e));
             }
         }
         c
