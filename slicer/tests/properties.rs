@@ -340,7 +340,7 @@ fn make_odd(slices: &mut [EndpointSlice], odd: u64) {
             }
             match n % 4 {
                 0 => ep.hints = Some(svcnet_model::EndpointHints::default()),
-                1 => ep.deprecated_topology = Some([("k".to_string(), "v".to_string())].into()),
+                1 => ep.deprecated_topology = Some(Box::new([("k".to_string(), "v".to_string())].into())),
                 2 => {
                     if let Some(t) = ep.target_ref.as_mut() {
                         t.resource_version = Some("7".into());

@@ -618,7 +618,7 @@ fn one_pod_rewrite_writes_kept_endpoints_in_their_desired_form() {
     drop(first.sync(&ps, &nodes(), &mut SeededNames::new(1)));
     let mut existing = current(&first);
     for ep in existing[0].endpoints.iter_mut().flatten().take(2) {
-        ep.deprecated_topology = Some([("k".to_string(), "v".to_string())].into());
+        ep.deprecated_topology = Some(Box::new([("k".to_string(), "v".to_string())].into()));
         ep.hints = Some(EndpointHints::default());
     }
     let mut state = ServiceSlices::new(&svc, existing, Options::default()).unwrap();

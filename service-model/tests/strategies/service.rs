@@ -479,7 +479,7 @@ pub fn endpoint_slice() -> impl Strategy<Value = EndpointSlice> {
                 hostname: hostname.map(Into::into),
                 node_name: node_name.map(Into::into),
                 zone: zone.map(Into::into),
-                deprecated_topology,
+                deprecated_topology: deprecated_topology.map(Box::new),
                 hints: zones.map(|z| EndpointHints {
                     for_zones: Some(z),
                     for_nodes: None,
