@@ -26,6 +26,8 @@ struct Entry<'a> {
     /// Its (namespace, Service) group.
     group: usize,
     family: IpFamily,
+    /// Its [`slice_digest`](crate::slice_digest) when the index was built with digests, else 0.
+    digest: u64,
 }
 
 impl Entry<'_> {
@@ -106,6 +108,31 @@ impl<'a> SliceIndex<'a> {
     /// (names come from the input: pass a secret key against crafted collisions; see
     /// [`svcnet_model::hash`]). The index is the same under every key.
     pub fn build_keyed(slices: &'a [EndpointSlice], hash: KeyedState) -> Self {
+        Self::index(slices, hash, false)
+    }
+
+    /// [`SliceIndex::build_keyed`] that also takes the [`slice_digest`](crate::slice_digest) of
+    /// every slice it holds, in the pass that reads their endpoints' addresses (see
+    /// [`ServiceSlices::digest`]).
+    ///
+    /// ```
+    /// use svcnet_model::EndpointSlice;
+    /// use svcnet_model::hash::KeyedState;
+    /// use svcnet_topology::{IpFamily, SliceIndex, slice_digest};
+    ///
+    /// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+    ///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+    ///     "addressType":"IPv4","endpoints":[{"addresses":["10.0.0.1"]}]}"#).unwrap()];
+    /// let index = SliceIndex::build_digested(&slices, KeyedState::default());
+    /// assert_eq!(index.service("shop", "web", IpFamily::V4).digest(), slice_digest(&slices[0]));
+    /// assert_eq!(SliceIndex::build(&slices).service("shop", "web", IpFamily::V4).digest(), 0);
+    /// ```
+    pub fn build_digested(slices: &'a [EndpointSlice], hash: KeyedState) -> Self {
+        Self::index(slices, hash, true)
+    }
+
+    /// The index, with each slice's digest when `digests` is set.
+    fn index(slices: &'a [EndpointSlice], hash: KeyedState, digests: bool) -> Self {
         let mut groups: KeyedMap<ServiceKey<'a>, usize> = keyed_map(slices.len(), hash);
         let mut entries: Vec<Entry<'a>> = Vec::with_capacity(slices.len());
         let mut ips: Vec<Option<IpAddr>> =
@@ -130,10 +157,20 @@ impl<'a> SliceIndex<'a> {
                 continue;
             }
             let first = ips.len();
-            ips.extend(s.endpoints().iter().map(|ep| {
-                let ip = parse_ip(ep.addresses.first()?)?;
-                (IpFamily::of(ip) == family).then_some(ip)
-            }));
+            let mut digest = digests.then(|| crate::digest::slice_head(s));
+            for ep in s.endpoints() {
+                let text = ep.addresses.first();
+                let v4 = text.and_then(|a| dotted_quad(a.as_bytes()));
+                let ip = match v4 {
+                    Some(v4) => Some(IpAddr::V4(v4)),
+                    None => text.and_then(|a| svcnet_model::validation::names::parse_ip_sloppy(a)),
+                };
+                ips.push(ip.filter(|ip| IpFamily::of(*ip) == family));
+                if let Some(h) = digest.as_mut() {
+                    crate::digest::endpoint_words(h, ep, v4);
+                }
+            }
+            let digest = digest.map_or(0, |h| std::hash::Hasher::finish(&h));
             let parsed = &ips[first..];
             // kube-proxy meets each bad endpoint once per usable port.
             for p in s.ports() {
@@ -163,6 +200,7 @@ impl<'a> SliceIndex<'a> {
                 ips: first,
                 group,
                 family,
+                digest,
             });
         }
         // Counting sort by (group, family), then each run by slice name (stable: input order
@@ -430,6 +468,15 @@ impl<'i, 'a> ServiceSlices<'i, 'a> {
         self.entries.iter().map(move |&i| index.entries[i].slice)
     }
 
+    /// The sum of the slices' [digests](crate::slice_digest) (independent of their order) when
+    /// the index was [built with them](SliceIndex::build_digested), else 0.
+    pub fn digest(&self) -> u64 {
+        let index = self.index;
+        self.entries
+            .iter()
+            .fold(0u64, |d, &i| d.wrapping_add(index.entries[i].digest))
+    }
+
     /// [`SliceIndex::plain_port_endpoints`] for this Service's port `port` (its name) of
     /// protocol `protocol`.
     pub fn plain_port_endpoints(
@@ -557,7 +604,7 @@ pub(crate) fn parse_ip_strict(s: &str) -> Option<IpAddr> {
 /// Read octet by octet with slice patterns: each octet is its one, two or three digits
 /// (a first digit of `0` stands alone), then a dot, or the end after the fourth.
 #[inline(always)]
-fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
+pub(crate) fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
     if b.len() < 7 || b.len() > 15 {
         return None;
     }
