@@ -77,9 +77,46 @@ pub struct SliceIndex<'a> {
     starts: Vec<usize>,
     /// The first address of every endpoint of every entry, when it is an IP of the family.
     ips: Vec<Option<IpAddr>>,
+    /// What a plain read of each endpoint needs besides its address, in the order of `ips`:
+    /// such reads need not go back to the slices' endpoints.
+    meta: Vec<EndpointMeta<'a>>,
     /// What the proxy leaves out, in the order kube-proxy's per-family caches meet it: IPv4
     /// slices by namespace and name, then IPv6 ones.
     ignored: Vec<(IpFamily, Ignored)>,
+}
+
+/// An endpoint's node name, conditions and whether it has hints, as the proxy reads them
+/// ([`ServiceSlices::plain_port_endpoints`]).
+#[derive(Debug, Clone, Copy)]
+struct EndpointMeta<'a> {
+    node: Option<&'a str>,
+    /// `READY`, `SERVING`, `TERMINATING` (as read, absent values defaulted), `ZONE_HINTS` and
+    /// `NODE_HINTS` (non-empty lists).
+    flags: u8,
+}
+
+const READY: u8 = 1;
+const SERVING: u8 = 2;
+const TERMINATING: u8 = 4;
+const ZONE_HINTS: u8 = 8;
+const NODE_HINTS: u8 = 16;
+
+impl<'a> EndpointMeta<'a> {
+    #[inline(always)]
+    fn of(ep: &'a svcnet_model::Endpoint) -> Self {
+        let c = &ep.conditions;
+        let mut flags = u8::from(c.is_ready()) * READY
+            | u8::from(c.is_serving()) * SERVING
+            | u8::from(c.is_terminating()) * TERMINATING;
+        if let Some(h) = ep.hints.as_ref() {
+            flags |= u8::from(h.for_zones.as_deref().is_some_and(|z| !z.is_empty())) * ZONE_HINTS
+                | u8::from(h.for_nodes.as_deref().is_some_and(|n| !n.is_empty())) * NODE_HINTS;
+        }
+        EndpointMeta {
+            node: ep.node_name.as_deref(),
+            flags,
+        }
+    }
 }
 
 fn family_slot(f: IpFamily) -> usize {
@@ -135,8 +172,9 @@ impl<'a> SliceIndex<'a> {
     fn index(slices: &'a [EndpointSlice], hash: KeyedState, digests: bool) -> Self {
         let mut groups: KeyedMap<ServiceKey<'a>, usize> = keyed_map(slices.len(), hash);
         let mut entries: Vec<Entry<'a>> = Vec::with_capacity(slices.len());
-        let mut ips: Vec<Option<IpAddr>> =
-            Vec::with_capacity(slices.iter().map(|s| s.endpoints().len()).sum());
+        let endpoints = slices.iter().map(|s| s.endpoints().len()).sum();
+        let mut ips: Vec<Option<IpAddr>> = Vec::with_capacity(endpoints);
+        let mut meta: Vec<EndpointMeta<'a>> = Vec::with_capacity(endpoints);
         // Ignored content with its slice's sort key, sorted stably at the end.
         let mut ignored: Vec<(IpFamily, &'a str, &'a str, Ignored)> = Vec::new();
         for s in slices {
@@ -166,6 +204,7 @@ impl<'a> SliceIndex<'a> {
                     None => text.and_then(|a| svcnet_model::validation::names::parse_ip_sloppy(a)),
                 };
                 ips.push(ip.filter(|ip| IpFamily::of(*ip) == family));
+                meta.push(EndpointMeta::of(ep));
                 if let Some(h) = digest.as_mut() {
                     crate::digest::endpoint_words(h, ep, v4);
                 }
@@ -238,6 +277,7 @@ impl<'a> SliceIndex<'a> {
             sorted,
             starts,
             ips,
+            meta,
             ignored: ignored.into_iter().map(|(f, _, _, i)| (f, i)).collect(),
         }
     }
@@ -495,22 +535,20 @@ impl<'i, 'a> ServiceSlices<'i, 'a> {
                     continue;
                 }
                 let Some(number) = port_number(p) else { continue };
-                let ips = &self.index.ips[e.ips()];
+                // What the index took of each endpoint: the slices' endpoints are not read again.
+                let (ips, meta) = (&self.index.ips[e.ips()], &self.index.meta[e.ips()]);
                 out.reserve(ips.len());
-                for (ep, ip) in e.slice.endpoints().iter().zip(ips) {
+                let hints = ZONE_HINTS | if options.node_hints { NODE_HINTS } else { 0 };
+                for (ip, m) in ips.iter().zip(meta) {
                     let Some(ip) = *ip else { continue };
-                    if let Some(h) = ep.hints.as_ref() {
-                        hinted |= h.for_zones.as_deref().is_some_and(|z| !z.is_empty())
-                            || (options.node_hints && h.for_nodes.as_deref().is_some_and(|n| !n.is_empty()));
-                    }
+                    hinted |= m.flags & hints != 0;
                     out.push(PlainEndpoint {
                         ip,
                         port: number,
-                        is_local: !node_name.is_empty()
-                            && ep.node_name.as_deref().is_some_and(|n| same_text(n, node_name)),
-                        ready: ep.conditions.is_ready(),
-                        serving: ep.conditions.is_serving(),
-                        terminating: ep.conditions.is_terminating(),
+                        is_local: !node_name.is_empty() && m.node.is_some_and(|n| same_text(n, node_name)),
+                        ready: m.flags & READY != 0,
+                        serving: m.flags & SERVING != 0,
+                        terminating: m.flags & TERMINATING != 0,
                     });
                 }
             }
