@@ -98,9 +98,9 @@ pub struct Endpoint {
     /// The zone the endpoint is in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone: Option<CompactString>,
-    /// Topology hints for consumers.
+    /// Topology hints for consumers. Boxed, as most endpoints have none: endpoints stay small.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hints: Option<EndpointHints>,
+    pub hints: Option<Box<EndpointHints>>,
 }
 
 /// discovery/v1 `EndpointConditions`. Each is tri-state: `None` means unknown.

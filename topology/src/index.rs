@@ -105,12 +105,12 @@ impl<'a> EndpointMeta<'a> {
     #[inline(always)]
     fn of(ep: &'a svcnet_model::Endpoint) -> Self {
         let c = &ep.conditions;
-        let mut flags = u8::from(c.is_ready()) * READY
-            | u8::from(c.is_serving()) * SERVING
-            | u8::from(c.is_terminating()) * TERMINATING;
+        let bit = |on: bool, flag: u8| if on { flag } else { 0 };
+        let mut flags =
+            bit(c.is_ready(), READY) | bit(c.is_serving(), SERVING) | bit(c.is_terminating(), TERMINATING);
         if let Some(h) = ep.hints.as_ref() {
-            flags |= u8::from(h.for_zones.as_deref().is_some_and(|z| !z.is_empty())) * ZONE_HINTS
-                | u8::from(h.for_nodes.as_deref().is_some_and(|n| !n.is_empty())) * NODE_HINTS;
+            flags |= bit(h.for_zones.as_deref().is_some_and(|z| !z.is_empty()), ZONE_HINTS)
+                | bit(h.for_nodes.as_deref().is_some_and(|n| !n.is_empty()), NODE_HINTS);
         }
         EndpointMeta {
             node: ep.node_name.as_deref(),

@@ -62,7 +62,7 @@ impl From<Endpoint> for k::Endpoint {
             deprecated_topology: deprecated_topology.map(|t| *t),
             node_name: node_name.map(Into::into),
             zone: zone.map(Into::into),
-            hints: hints.map(Into::into),
+            hints: hints.map(|h| (*h).into()),
         }
     }
 }
@@ -78,7 +78,7 @@ impl From<k::Endpoint> for Endpoint {
             deprecated_topology: e.deprecated_topology.map(Box::new),
             node_name: e.node_name.map(Into::into),
             zone: e.zone.map(Into::into),
-            hints: e.hints.map(Into::into),
+            hints: e.hints.map(|h| Box::new(h.into())),
         }
     }
 }

@@ -228,14 +228,14 @@ mod tests {
             ep.node_name = Some("Bad_Node".into());
             ep.hostname = Some("a.b".into());
             ep.deprecated_topology = Some(Box::new([(ZONE_LABEL.to_string(), "z".to_string())].into()));
-            ep.hints = Some(EndpointHints {
+            ep.hints = Some(Box::new(EndpointHints {
                 for_zones: Some(vec![
                     ForZone { name: "a".into() },
                     ForZone { name: "a".into() },
                     ForZone { name: "-".into() },
                 ]),
                 for_nodes: None,
-            });
+            }));
         }
         let e = validate_endpoint_slice_create(&s);
         let fields: Vec<&str> = e.iter().map(|e| e.field.as_str()).collect();
