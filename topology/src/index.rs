@@ -76,19 +76,20 @@ pub struct SliceIndex<'a> {
     /// For group `g` and family `f`, `sorted[starts[2g + f]..starts[2g + f + 1]]`.
     starts: Vec<usize>,
     /// The first address of every endpoint of every entry, when it is an IP of the family.
-    ips: Vec<Option<IpAddr>>,
-    /// What a plain read of each endpoint needs besides its address, in the order of `ips`:
-    /// such reads need not go back to the slices' endpoints.
-    meta: Vec<EndpointMeta<'a>>,
+    /// With each, what a plain read of the endpoint needs besides its address: such reads
+    /// need not go back to the slices' endpoints.
+    ips: Vec<Slot<'a>>,
     /// What the proxy leaves out, in the order kube-proxy's per-family caches meet it: IPv4
     /// slices by namespace and name, then IPv6 ones.
     ignored: Vec<(IpFamily, Ignored)>,
 }
 
-/// An endpoint's node name, conditions and whether it has hints, as the proxy reads them
-/// ([`ServiceSlices::plain_port_endpoints`]).
+/// An endpoint's address as the index read it, with its node name, conditions and whether it
+/// has hints, as the proxy reads them ([`ServiceSlices::plain_port_endpoints`]).
 #[derive(Debug, Clone, Copy)]
-struct EndpointMeta<'a> {
+pub(crate) struct Slot<'a> {
+    /// The first address, when it is an IP of the slice's family.
+    pub(crate) ip: Option<IpAddr>,
     node: Option<&'a str>,
     /// `READY`, `SERVING`, `TERMINATING` (as read, absent values defaulted), `ZONE_HINTS` and
     /// `NODE_HINTS` (non-empty lists).
@@ -101,9 +102,9 @@ const TERMINATING: u8 = 4;
 const ZONE_HINTS: u8 = 8;
 const NODE_HINTS: u8 = 16;
 
-impl<'a> EndpointMeta<'a> {
+impl<'a> Slot<'a> {
     #[inline(always)]
-    fn of(ep: &'a svcnet_model::Endpoint) -> Self {
+    fn of(ep: &'a svcnet_model::Endpoint, ip: Option<IpAddr>) -> Self {
         let c = &ep.conditions;
         let bit = |on: bool, flag: u8| if on { flag } else { 0 };
         let mut flags =
@@ -112,7 +113,8 @@ impl<'a> EndpointMeta<'a> {
             flags |= bit(h.for_zones.as_deref().is_some_and(|z| !z.is_empty()), ZONE_HINTS)
                 | bit(h.for_nodes.as_deref().is_some_and(|n| !n.is_empty()), NODE_HINTS);
         }
-        EndpointMeta {
+        Slot {
+            ip,
             node: ep.node_name.as_deref(),
             flags,
         }
@@ -173,8 +175,7 @@ impl<'a> SliceIndex<'a> {
         let mut groups: KeyedMap<ServiceKey<'a>, usize> = keyed_map(slices.len(), hash);
         let mut entries: Vec<Entry<'a>> = Vec::with_capacity(slices.len());
         let endpoints = slices.iter().map(|s| s.endpoints().len()).sum();
-        let mut ips: Vec<Option<IpAddr>> = Vec::with_capacity(endpoints);
-        let mut meta: Vec<EndpointMeta<'a>> = Vec::with_capacity(endpoints);
+        let mut ips: Vec<Slot<'a>> = Vec::with_capacity(endpoints);
         // Ignored content with its slice's sort key, sorted stably at the end.
         let mut ignored: Vec<(IpFamily, &'a str, &'a str, Ignored)> = Vec::new();
         for s in slices {
@@ -203,8 +204,7 @@ impl<'a> SliceIndex<'a> {
                     Some(v4) => Some(IpAddr::V4(v4)),
                     None => text.and_then(|a| svcnet_model::validation::names::parse_ip_sloppy(a)),
                 };
-                ips.push(ip.filter(|ip| IpFamily::of(*ip) == family));
-                meta.push(EndpointMeta::of(ep));
+                ips.push(Slot::of(ep, ip.filter(|ip| IpFamily::of(*ip) == family)));
                 if let Some(h) = digest.as_mut() {
                     crate::digest::endpoint_words(h, ep, v4);
                 }
@@ -221,8 +221,8 @@ impl<'a> SliceIndex<'a> {
                     ignore(format!("port {port_name:?}"), "port without a valid number");
                     continue;
                 }
-                for (ep, ip) in s.endpoints().iter().zip(parsed) {
-                    if ip.is_some() {
+                for (ep, slot) in s.endpoints().iter().zip(parsed) {
+                    if slot.ip.is_some() {
                         continue;
                     }
                     match ep.addresses.first() {
@@ -277,7 +277,6 @@ impl<'a> SliceIndex<'a> {
             sorted,
             starts,
             ips,
-            meta,
             ignored: ignored.into_iter().map(|(f, _, _, i)| (f, i)).collect(),
         }
     }
@@ -333,7 +332,7 @@ impl<'a> SliceIndex<'a> {
     pub(crate) fn slices(
         &self,
         family: IpFamily,
-    ) -> impl Iterator<Item = (ServiceKey<'a>, &'a EndpointSlice, &[Option<IpAddr>])> {
+    ) -> impl Iterator<Item = (ServiceKey<'a>, &'a EndpointSlice, &[Slot<'a>])> {
         // A stable sort keeps the caller's order among equal names.
         let mut of_family: Vec<&Entry<'a>> = self.entries.iter().filter(|e| e.family == family).collect();
         of_family.sort_by(|a, b| {
@@ -536,11 +535,11 @@ impl<'i, 'a> ServiceSlices<'i, 'a> {
                 }
                 let Some(number) = port_number(p) else { continue };
                 // What the index took of each endpoint: the slices' endpoints are not read again.
-                let (ips, meta) = (&self.index.ips[e.ips()], &self.index.meta[e.ips()]);
-                out.reserve(ips.len());
+                let slots = &self.index.ips[e.ips()];
+                out.reserve(slots.len());
                 let hints = ZONE_HINTS | if options.node_hints { NODE_HINTS } else { 0 };
-                for (ip, m) in ips.iter().zip(meta) {
-                    let Some(ip) = *ip else { continue };
+                for m in slots {
+                    let Some(ip) = m.ip else { continue };
                     hinted |= m.flags & hints != 0;
                     out.push(PlainEndpoint {
                         ip,
@@ -565,12 +564,12 @@ pub(crate) fn push_endpoints<'a>(
     node_name: &str,
     options: SelectOptions,
     slice: &'a EndpointSlice,
-    ips: &[Option<IpAddr>],
+    ips: &[Slot<'_>],
     number: u16,
 ) {
     out.reserve(ips.len());
-    for (ep, ip) in slice.endpoints().iter().zip(ips) {
-        let Some(ip) = *ip else { continue };
+    for (ep, slot) in slice.endpoints().iter().zip(ips) {
+        let Some(ip) = slot.ip else { continue };
         let hints = ep.hints.as_ref();
         let node_hints = if options.node_hints {
             hints.and_then(|h| h.for_nodes.as_deref()).unwrap_or(&[])
