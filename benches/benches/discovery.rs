@@ -92,11 +92,11 @@ fn slice(i: usize, generation: usize) -> EndpointSlice {
                     ..Default::default()
                 },
                 hostname: (i % 20 == 1).then(|| format!("{name}-{e}").into()),
-                target_ref: Some(ObjectReference {
+                target_ref: Some(Box::new(ObjectReference {
                     kind: Some("Pod".into()),
                     name: Some(format!("{name}-pod-{e}").into()),
                     ..Default::default()
-                }),
+                })),
                 ..Default::default()
             }
         })

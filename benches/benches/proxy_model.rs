@@ -27,6 +27,11 @@ fn proxy_model(c: &mut Criterion) {
     g.bench_function("build", |b| {
         b.iter(|| ProxyModel::build(black_box(&services), black_box(&slices), None, &config))
     });
+    g.bench_function("build without slice digests", |b| {
+        b.iter(|| {
+            ProxyModel::build_without_slice_digests(black_box(&services), black_box(&slices), None, &config)
+        })
+    });
     g.bench_function("slice index", |b| {
         b.iter(|| SliceIndex::build(black_box(&slices)))
     });

@@ -70,11 +70,13 @@ fn slices(hinted: bool) -> Vec<EndpointSlice> {
                         },
                         node_name: Some(format!("node-{node}").into()),
                         zone: Some(zone.into()),
-                        hints: hinted.then(|| EndpointHints {
-                            for_zones: Some(vec![ForZone {
-                                name: zone.to_owned(),
-                            }]),
-                            for_nodes: None,
+                        hints: hinted.then(|| {
+                            Box::new(EndpointHints {
+                                for_zones: Some(vec![ForZone {
+                                    name: zone.to_owned(),
+                                }]),
+                                for_nodes: None,
+                            })
                         }),
                         ..Default::default()
                     }
@@ -187,12 +189,12 @@ fn selection(c: &mut Criterion) {
                             format!("node-{}", i % 999 + 1).into()
                         }),
                         zone: Some(zone.into()),
-                        hints: Some(EndpointHints {
+                        hints: Some(Box::new(EndpointHints {
                             for_zones: Some(vec![ForZone {
                                 name: zone.to_owned(),
                             }]),
                             for_nodes: None,
-                        }),
+                        })),
                         ..Default::default()
                     }
                 })

@@ -112,7 +112,7 @@ fn perturb(slices: &mut Vec<EndpointSlice>, bits: u8, max: usize) {
         });
     }
     if bits & 16 != 0 && !eps.is_empty() {
-        eps[0].hints = Some(svcnet_model::EndpointHints::default());
+        eps[0].hints = Some(Box::default());
     }
     if bits & 32 != 0 {
         s.metadata.labels = Some([("stray".to_string(), "x".to_string())].into());

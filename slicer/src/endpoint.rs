@@ -251,7 +251,7 @@ pub(crate) fn endpoint_with(
             terminating: Some(terminating),
         },
         hostname: set_hostname.then(|| spec.hostname().into()),
-        target_ref: Some(ObjectReference {
+        target_ref: Some(Box::new(ObjectReference {
             kind: Some(CompactString::const_new("Pod")),
             namespace: pod.metadata.namespace.as_deref().map(Into::into),
             name: pod.metadata.name.as_deref().map(Into::into),
@@ -259,7 +259,7 @@ pub(crate) fn endpoint_with(
             api_version: None,
             resource_version: None,
             field_path: None,
-        }),
+        })),
         deprecated_topology: None,
         node_name: (!node_name.is_empty()).then(|| node_name.into()),
         zone: node_zone.filter(|z| !z.is_empty()).map(Into::into),
@@ -394,7 +394,7 @@ fn opt_str_eq(a: &Option<CompactString>, b: &Option<CompactString>) -> bool {
 
 /// Object references equal field by field, ignoring `resourceVersion` (an absent string equals
 /// an empty one, as in Go).
-fn target_ref_eq(a: &Option<ObjectReference>, b: &Option<ObjectReference>) -> bool {
+fn target_ref_eq(a: &Option<Box<ObjectReference>>, b: &Option<Box<ObjectReference>>) -> bool {
     match (a, b) {
         (None, None) => true,
         (Some(a), Some(b)) => {

@@ -118,7 +118,7 @@ fn address_to_endpoint(a: &EndpointAddress, ready: bool) -> Option<(Family, svcn
                 ..Default::default()
             },
             hostname: a.hostname.as_deref().filter(|h| !h.is_empty()).map(Into::into),
-            target_ref: a.target_ref.clone(),
+            target_ref: a.target_ref.clone().map(Box::new),
             node_name: a.node_name.as_deref().map(Into::into),
             ..Default::default()
         },

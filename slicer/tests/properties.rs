@@ -154,7 +154,7 @@ fn perturb(slices: &mut Vec<EndpointSlice>, bits: u8, max: usize) {
         });
     }
     if bits & 16 != 0 && !eps.is_empty() {
-        eps[0].hints = Some(svcnet_model::EndpointHints::default());
+        eps[0].hints = Some(Box::default());
     }
     if bits & 32 != 0 {
         s.metadata.labels = Some(labels(&[("stray", "x")]));
@@ -339,8 +339,8 @@ fn make_odd(slices: &mut [EndpointSlice], odd: u64) {
                 continue;
             }
             match n % 4 {
-                0 => ep.hints = Some(svcnet_model::EndpointHints::default()),
-                1 => ep.deprecated_topology = Some([("k".to_string(), "v".to_string())].into()),
+                0 => ep.hints = Some(Box::default()),
+                1 => ep.deprecated_topology = Some(Box::new([("k".to_string(), "v".to_string())].into())),
                 2 => {
                     if let Some(t) = ep.target_ref.as_mut() {
                         t.resource_version = Some("7".into());

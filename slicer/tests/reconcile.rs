@@ -329,12 +329,12 @@ fn hints_removed_unless_asked_for() {
         .endpoints
         .as_mut()
         .unwrap()[0]
-        .hints = Some(EndpointHints {
+        .hints = Some(Box::new(EndpointHints {
         for_zones: Some(vec![ForZone {
             name: "zone-a".into(),
         }]),
         for_nodes: None,
-    });
+    }));
     let existing = owned(&first.create);
     let plan = reconcile(
         &svc,
@@ -618,8 +618,8 @@ fn one_pod_rewrite_writes_kept_endpoints_in_their_desired_form() {
     drop(first.sync(&ps, &nodes(), &mut SeededNames::new(1)));
     let mut existing = current(&first);
     for ep in existing[0].endpoints.iter_mut().flatten().take(2) {
-        ep.deprecated_topology = Some([("k".to_string(), "v".to_string())].into());
-        ep.hints = Some(EndpointHints::default());
+        ep.deprecated_topology = Some(Box::new([("k".to_string(), "v".to_string())].into()));
+        ep.hints = Some(Box::default());
     }
     let mut state = ServiceSlices::new(&svc, existing, Options::default()).unwrap();
     drop(state.sync(&ps, &nodes(), &mut SeededNames::new(1)));

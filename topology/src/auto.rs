@@ -160,11 +160,11 @@ pub(crate) fn add_hints(ctx: &mut Ctx<'_>, capacity: &ZoneCapacity, strict: bool
     })
 }
 
-fn own_zone_hint(zone: String) -> EndpointHints {
-    EndpointHints {
+fn own_zone_hint(zone: String) -> Box<EndpointHints> {
+    Box::new(EndpointHints {
         for_zones: Some(vec![ForZone { name: zone }]),
         for_nodes: None,
-    }
+    })
 }
 
 /// Hints `ep` to zone `to`, or to its own zone when `to` is `None`: `forZones: [{name}]` and
@@ -589,10 +589,10 @@ mod tests {
 
         // A hint to a zone without capacity forces a rewrite.
         let mut stale = EndpointSlice::clone(&first.slices.to_update[0]);
-        stale.endpoints.as_mut().unwrap()[0].hints = Some(EndpointHints {
+        stale.endpoints.as_mut().unwrap()[0].hints = Some(Box::new(EndpointHints {
             for_zones: Some(vec![ForZone { name: "z".into() }]),
             for_nodes: None,
-        });
+        }));
         let out = reconcile_hints(&svc, "IPv4", SliceSet::existing(vec![stale]), &two, true, &opts);
         assert_eq!(
             out.notes[0].reason,
@@ -611,10 +611,10 @@ mod tests {
         );
         for s in [&mut s1, &mut s2] {
             for e in s.endpoints.as_mut().unwrap() {
-                e.hints = Some(EndpointHints {
+                e.hints = Some(Box::new(EndpointHints {
                     for_zones: Some(vec![ForZone { name: "a".into() }]),
                     for_nodes: None,
-                });
+                }));
             }
         }
         let out = reconcile_hints(&svc, "IPv4", SliceSet::existing(vec![s1, s2]), &two, true, &opts);
@@ -640,10 +640,10 @@ mod tests {
         let two = ZoneCapacity::from_zone_cpu([("a", 1), ("b", 1)]);
         let mut eps = zones(&[("a", 1), ("b", 1)]);
         let mut sleepy = ep("10.0.0.9", "a", None);
-        sleepy.hints = Some(EndpointHints {
+        sleepy.hints = Some(Box::new(EndpointHints {
             for_zones: Some(vec![ForZone { name: "b".into() }]),
             for_nodes: None,
-        });
+        }));
         eps.push(sleepy);
         let out = auto(
             SliceSet {
@@ -717,10 +717,10 @@ mod tests {
         let mut pinned = slice("pinned", zones(&[("a", 5), ("b", 4)]));
         for e in pinned.endpoints.as_mut().unwrap() {
             let z = e.zone.clone().unwrap().to_string();
-            e.hints = Some(EndpointHints {
+            e.hints = Some(Box::new(EndpointHints {
                 for_zones: Some(vec![ForZone { name: z }]),
                 for_nodes: None,
-            });
+            }));
         }
         let fresh = slice("fresh", vec![ep("10.1.0.1", "b", Some(true))]);
         let set = SliceSet {

@@ -225,7 +225,7 @@ fn reconcile_traffic_distribution(ctx: &mut Ctx<'_>, td: TrafficDistribution) {
                 .filter(|_| node_hints)
                 .map(|n| vec![ForNode { name: n.to_string() }]);
             ep.hints = if for_zones.is_some() || for_nodes.is_some() {
-                Some(EndpointHints { for_zones, for_nodes })
+                Some(Box::new(EndpointHints { for_zones, for_nodes }))
             } else {
                 None
             };
@@ -346,10 +346,10 @@ mod tests {
     fn no_mechanism_clears_hints_and_says_so_once() {
         let mut s = slice("s1", vec![ep("10.0.0.1", "a", Some(true))]);
         let clean = slice("s2", vec![ep("10.0.0.2", "b", Some(true))]);
-        s.endpoints.as_mut().unwrap()[0].hints = Some(EndpointHints {
+        s.endpoints.as_mut().unwrap()[0].hints = Some(Box::new(EndpointHints {
             for_zones: Some(vec![ForZone { name: "a".into() }]),
             for_nodes: None,
-        });
+        }));
         let out = reconcile_hints(
             &service(Some("Disabled"), None),
             "IPv4",

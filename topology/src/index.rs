@@ -26,6 +26,8 @@ struct Entry<'a> {
     /// Its (namespace, Service) group.
     group: usize,
     family: IpFamily,
+    /// Its [`slice_digest`](crate::slice_digest) when the index was built with digests, else 0.
+    digest: u64,
 }
 
 impl Entry<'_> {
@@ -74,10 +76,49 @@ pub struct SliceIndex<'a> {
     /// For group `g` and family `f`, `sorted[starts[2g + f]..starts[2g + f + 1]]`.
     starts: Vec<usize>,
     /// The first address of every endpoint of every entry, when it is an IP of the family.
-    ips: Vec<Option<IpAddr>>,
+    /// With each, what a plain read of the endpoint needs besides its address: such reads
+    /// need not go back to the slices' endpoints.
+    ips: Vec<Slot<'a>>,
     /// What the proxy leaves out, in the order kube-proxy's per-family caches meet it: IPv4
     /// slices by namespace and name, then IPv6 ones.
     ignored: Vec<(IpFamily, Ignored)>,
+}
+
+/// An endpoint's address as the index read it, with its node name, conditions and whether it
+/// has hints, as the proxy reads them ([`ServiceSlices::plain_port_endpoints`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot<'a> {
+    /// The first address, when it is an IP of the slice's family.
+    pub(crate) ip: Option<IpAddr>,
+    node: Option<&'a str>,
+    /// `READY`, `SERVING`, `TERMINATING` (as read, absent values defaulted), `ZONE_HINTS` and
+    /// `NODE_HINTS` (non-empty lists).
+    flags: u8,
+}
+
+const READY: u8 = 1;
+const SERVING: u8 = 2;
+const TERMINATING: u8 = 4;
+const ZONE_HINTS: u8 = 8;
+const NODE_HINTS: u8 = 16;
+
+impl<'a> Slot<'a> {
+    #[inline(always)]
+    fn of(ep: &'a svcnet_model::Endpoint, ip: Option<IpAddr>) -> Self {
+        let c = &ep.conditions;
+        let bit = |on: bool, flag: u8| if on { flag } else { 0 };
+        let mut flags =
+            bit(c.is_ready(), READY) | bit(c.is_serving(), SERVING) | bit(c.is_terminating(), TERMINATING);
+        if let Some(h) = ep.hints.as_ref() {
+            flags |= bit(h.for_zones.as_deref().is_some_and(|z| !z.is_empty()), ZONE_HINTS)
+                | bit(h.for_nodes.as_deref().is_some_and(|n| !n.is_empty()), NODE_HINTS);
+        }
+        Slot {
+            ip,
+            node: ep.node_name.as_deref(),
+            flags,
+        }
+    }
 }
 
 fn family_slot(f: IpFamily) -> usize {
@@ -106,10 +147,35 @@ impl<'a> SliceIndex<'a> {
     /// (names come from the input: pass a secret key against crafted collisions; see
     /// [`svcnet_model::hash`]). The index is the same under every key.
     pub fn build_keyed(slices: &'a [EndpointSlice], hash: KeyedState) -> Self {
+        Self::index(slices, hash, false)
+    }
+
+    /// [`SliceIndex::build_keyed`] that also takes the [`slice_digest`](crate::slice_digest) of
+    /// every slice it holds, in the pass that reads their endpoints' addresses (see
+    /// [`ServiceSlices::digest`]).
+    ///
+    /// ```
+    /// use svcnet_model::EndpointSlice;
+    /// use svcnet_model::hash::KeyedState;
+    /// use svcnet_topology::{IpFamily, SliceIndex, slice_digest};
+    ///
+    /// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+    ///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+    ///     "addressType":"IPv4","endpoints":[{"addresses":["10.0.0.1"]}]}"#).unwrap()];
+    /// let index = SliceIndex::build_digested(&slices, KeyedState::default());
+    /// assert_eq!(index.service("shop", "web", IpFamily::V4).digest(), slice_digest(&slices[0]));
+    /// assert_eq!(SliceIndex::build(&slices).service("shop", "web", IpFamily::V4).digest(), 0);
+    /// ```
+    pub fn build_digested(slices: &'a [EndpointSlice], hash: KeyedState) -> Self {
+        Self::index(slices, hash, true)
+    }
+
+    /// The index, with each slice's digest when `digests` is set.
+    fn index(slices: &'a [EndpointSlice], hash: KeyedState, digests: bool) -> Self {
         let mut groups: KeyedMap<ServiceKey<'a>, usize> = keyed_map(slices.len(), hash);
         let mut entries: Vec<Entry<'a>> = Vec::with_capacity(slices.len());
-        let mut ips: Vec<Option<IpAddr>> =
-            Vec::with_capacity(slices.iter().map(|s| s.endpoints().len()).sum());
+        let endpoints = slices.iter().map(|s| s.endpoints().len()).sum();
+        let mut ips: Vec<Slot<'a>> = Vec::with_capacity(endpoints);
         // Ignored content with its slice's sort key, sorted stably at the end.
         let mut ignored: Vec<(IpFamily, &'a str, &'a str, Ignored)> = Vec::new();
         for s in slices {
@@ -130,10 +196,20 @@ impl<'a> SliceIndex<'a> {
                 continue;
             }
             let first = ips.len();
-            ips.extend(s.endpoints().iter().map(|ep| {
-                let ip = parse_ip(ep.addresses.first()?)?;
-                (IpFamily::of(ip) == family).then_some(ip)
-            }));
+            let mut digest = digests.then(|| crate::digest::slice_head(s));
+            for ep in s.endpoints() {
+                let text = ep.addresses.first();
+                let v4 = text.and_then(|a| dotted_quad(a.as_bytes()));
+                let ip = match v4 {
+                    Some(v4) => Some(IpAddr::V4(v4)),
+                    None => text.and_then(|a| svcnet_model::validation::names::parse_ip_sloppy(a)),
+                };
+                ips.push(Slot::of(ep, ip.filter(|ip| IpFamily::of(*ip) == family)));
+                if let Some(h) = digest.as_mut() {
+                    crate::digest::endpoint_words(h, ep, v4);
+                }
+            }
+            let digest = digest.map_or(0, |h| std::hash::Hasher::finish(&h));
             let parsed = &ips[first..];
             // kube-proxy meets each bad endpoint once per usable port.
             for p in s.ports() {
@@ -145,8 +221,8 @@ impl<'a> SliceIndex<'a> {
                     ignore(format!("port {port_name:?}"), "port without a valid number");
                     continue;
                 }
-                for (ep, ip) in s.endpoints().iter().zip(parsed) {
-                    if ip.is_some() {
+                for (ep, slot) in s.endpoints().iter().zip(parsed) {
+                    if slot.ip.is_some() {
                         continue;
                     }
                     match ep.addresses.first() {
@@ -163,6 +239,7 @@ impl<'a> SliceIndex<'a> {
                 ips: first,
                 group,
                 family,
+                digest,
             });
         }
         // Counting sort by (group, family), then each run by slice name (stable: input order
@@ -255,7 +332,7 @@ impl<'a> SliceIndex<'a> {
     pub(crate) fn slices(
         &self,
         family: IpFamily,
-    ) -> impl Iterator<Item = (ServiceKey<'a>, &'a EndpointSlice, &[Option<IpAddr>])> {
+    ) -> impl Iterator<Item = (ServiceKey<'a>, &'a EndpointSlice, &[Slot<'a>])> {
         // A stable sort keeps the caller's order among equal names.
         let mut of_family: Vec<&Entry<'a>> = self.entries.iter().filter(|e| e.family == family).collect();
         of_family.sort_by(|a, b| {
@@ -430,6 +507,15 @@ impl<'i, 'a> ServiceSlices<'i, 'a> {
         self.entries.iter().map(move |&i| index.entries[i].slice)
     }
 
+    /// The sum of the slices' [digests](crate::slice_digest) (independent of their order) when
+    /// the index was [built with them](SliceIndex::build_digested), else 0.
+    pub fn digest(&self) -> u64 {
+        let index = self.index;
+        self.entries
+            .iter()
+            .fold(0u64, |d, &i| d.wrapping_add(index.entries[i].digest))
+    }
+
     /// [`SliceIndex::plain_port_endpoints`] for this Service's port `port` (its name) of
     /// protocol `protocol`.
     pub fn plain_port_endpoints(
@@ -448,22 +534,20 @@ impl<'i, 'a> ServiceSlices<'i, 'a> {
                     continue;
                 }
                 let Some(number) = port_number(p) else { continue };
-                let ips = &self.index.ips[e.ips()];
-                out.reserve(ips.len());
-                for (ep, ip) in e.slice.endpoints().iter().zip(ips) {
-                    let Some(ip) = *ip else { continue };
-                    if let Some(h) = ep.hints.as_ref() {
-                        hinted |= h.for_zones.as_deref().is_some_and(|z| !z.is_empty())
-                            || (options.node_hints && h.for_nodes.as_deref().is_some_and(|n| !n.is_empty()));
-                    }
+                // What the index took of each endpoint: the slices' endpoints are not read again.
+                let slots = &self.index.ips[e.ips()];
+                out.reserve(slots.len());
+                let hints = ZONE_HINTS | if options.node_hints { NODE_HINTS } else { 0 };
+                for m in slots {
+                    let Some(ip) = m.ip else { continue };
+                    hinted |= m.flags & hints != 0;
                     out.push(PlainEndpoint {
                         ip,
                         port: number,
-                        is_local: !node_name.is_empty()
-                            && ep.node_name.as_deref().is_some_and(|n| same_text(n, node_name)),
-                        ready: ep.conditions.is_ready(),
-                        serving: ep.conditions.is_serving(),
-                        terminating: ep.conditions.is_terminating(),
+                        is_local: !node_name.is_empty() && m.node.is_some_and(|n| same_text(n, node_name)),
+                        ready: m.flags & READY != 0,
+                        serving: m.flags & SERVING != 0,
+                        terminating: m.flags & TERMINATING != 0,
                     });
                 }
             }
@@ -480,12 +564,12 @@ pub(crate) fn push_endpoints<'a>(
     node_name: &str,
     options: SelectOptions,
     slice: &'a EndpointSlice,
-    ips: &[Option<IpAddr>],
+    ips: &[Slot<'_>],
     number: u16,
 ) {
     out.reserve(ips.len());
-    for (ep, ip) in slice.endpoints().iter().zip(ips) {
-        let Some(ip) = *ip else { continue };
+    for (ep, slot) in slice.endpoints().iter().zip(ips) {
+        let Some(ip) = slot.ip else { continue };
         let hints = ep.hints.as_ref();
         let node_hints = if options.node_hints {
             hints.and_then(|h| h.for_nodes.as_deref()).unwrap_or(&[])
@@ -557,7 +641,7 @@ pub(crate) fn parse_ip_strict(s: &str) -> Option<IpAddr> {
 /// Read octet by octet with slice patterns: each octet is its one, two or three digits
 /// (a first digit of `0` stands alone), then a dot, or the end after the fourth.
 #[inline(always)]
-fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
+pub(crate) fn dotted_quad(b: &[u8]) -> Option<Ipv4Addr> {
     if b.len() < 7 || b.len() > 15 {
         return None;
     }

@@ -97,6 +97,7 @@
 mod allocation;
 mod auto;
 mod capacity;
+mod digest;
 mod endpoint;
 mod error;
 mod event;
@@ -113,6 +114,7 @@ mod test_support;
 
 pub use allocation::{OVERLOAD_THRESHOLD, ZoneAllocation, service_overloaded, short_zones};
 pub use capacity::{Insufficiency, NodeAccount, NodeDecision, ZoneCapacity};
+pub use digest::slice_digest;
 pub use endpoint::{Ignored, IpFamily, PlainEndpoint, ProxyEndpoint, SelectOptions, ServicePortName};
 pub use error::TopologyError;
 pub use event::{Event, EventType, REASON_DISABLED, REASON_ENABLED, message};

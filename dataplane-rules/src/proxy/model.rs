@@ -16,7 +16,7 @@ use svcnet_model::validation::names::{parse_cidr_sloppy, parse_ip_sloppy};
 use svcnet_model::{EndpointSlice, Node, Service};
 use svcnet_topology::{
     Categories, IpFamily, NodeTopology, PlainEndpoint, PortPolicy, ProxyEndpoint, SelectOptions,
-    ServiceSlices, SliceIndex, proxied_ports,
+    ServiceSlices, SliceIndex, proxied_ports, slice_digest,
 };
 
 use super::config::ProxyConfig;
@@ -442,12 +442,42 @@ impl ProxyModel {
         node: Option<&Node>,
         config: &ProxyConfig,
     ) -> Self {
-        let index = SliceIndex::build_keyed(slices, config.hash_key);
-        // Each Service's slice digest is taken as its first port is built, from the slices
-        // the index holds (just read for that port's endpoints); the slices it leaves out
-        // (no name or namespace) are digested here.
+        // The index takes the digest of each slice it holds as it reads its endpoints; the
+        // slices it leaves out (no name or namespace) are digested here.
+        let index = SliceIndex::build_digested(slices, config.hash_key);
         let unindexed = unindexed_slice_digests(slices, config.family(), config.hash_key);
         Self::assemble(&index, services, node, config, Some(&unindexed))
+    }
+
+    /// [`ProxyModel::build`] without the digests of the Services' slices, for proxiers that
+    /// never compare one sync's slices with the next's (nftables, IPVS, and full iptables
+    /// syncs): the same ports, endpoints and value, built faster. [`ProxyModel::slice_digest`]
+    /// is then `None` for every Service, as for models built [`ProxyModel::from_index`]; a
+    /// partial iptables sync from such a model sees only the changes of the ports' data (not
+    /// those of slice fields the ports do not read, which kube-proxy counts too).
+    ///
+    /// ```
+    /// use svcnet_model::{EndpointSlice, Service};
+    /// use svcnet_rules::{ProxyConfig, ProxyModel};
+    ///
+    /// let services: Vec<Service> = vec![serde_json::from_str(r#"{"metadata":{"name":"web","namespace":"shop"},
+    ///     "spec":{"clusterIP":"10.96.0.10","ports":[{"port":80}]}}"#).unwrap()];
+    /// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+    ///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+    ///     "addressType":"IPv4","ports":[{"port":8080}],"endpoints":[{"addresses":["10.0.0.1"]}]}"#).unwrap()];
+    /// let config = ProxyConfig::new("n1", "192.168.0.2".parse().unwrap());
+    /// let model = ProxyModel::build_without_slice_digests(&services, &slices, None, &config);
+    /// assert_eq!(model, ProxyModel::build(&services, &slices, None, &config));
+    /// assert_eq!(model.slice_digest("shop", "web"), None);
+    /// ```
+    pub fn build_without_slice_digests(
+        services: &[Service],
+        slices: &[EndpointSlice],
+        node: Option<&Node>,
+        config: &ProxyConfig,
+    ) -> Self {
+        let index = SliceIndex::build_keyed(slices, config.hash_key);
+        Self::assemble(&index, services, node, config, None)
     }
 
     /// [`ProxyModel::build`] over slices indexed once (for building many nodes' models).
@@ -560,11 +590,11 @@ impl ProxyModel {
                     && last_service != Some(key)
                 {
                     last_service = Some(key);
-                    let sum = slices
-                        .slices()
-                        .fold(extra.get(&key).copied().unwrap_or(0), |d, s| {
-                            d.wrapping_add(slice_digest(s))
-                        });
+                    let sum = extra
+                        .get(&key)
+                        .copied()
+                        .unwrap_or(0)
+                        .wrapping_add(slices.digest());
                     slice_sums.push(sum);
                 }
             }
@@ -801,212 +831,6 @@ fn slice_digests(
         *d = d.wrapping_add(slice_digest(s));
     }
     sums
-}
-
-/// A digest of every field of a slice: its usual fields one by one, in few words (which of
-/// them are present as one word of flags, with the counts of labels and ports; the same for
-/// each port and each endpoint), the fields a slice usually lacks through `Hash`.
-#[inline(never)]
-fn slice_digest(s: &EndpointSlice) -> u64 {
-    use std::hash::{Hash, Hasher};
-    use svcnet_model::{Endpoint as SliceEndpoint, EndpointConditions, EndpointPort, ObjectMeta};
-    // Every field is named: a field added to the slice types must be added here.
-    let EndpointSlice {
-        api_version,
-        kind,
-        metadata,
-        address_type,
-        endpoints,
-        ports,
-    } = s;
-    let mut h = DigestHasher::default();
-    let ObjectMeta {
-        name,
-        generate_name,
-        namespace,
-        uid,
-        resource_version,
-        generation,
-        creation_timestamp,
-        deletion_timestamp,
-        deletion_grace_period_seconds,
-        labels,
-        annotations,
-        owner_references,
-        finalizers,
-    } = metadata;
-    // The fields a slice usually has, each behind a bit of one word (with the number of
-    // labels and of ports); the rest, rarely set, through `Hash` behind one more bit.
-    let rare_meta = api_version.is_some()
-        || kind.is_some()
-        || generate_name.is_some()
-        || uid.is_some()
-        || resource_version.is_some()
-        || generation.is_some()
-        || creation_timestamp.is_some()
-        || deletion_timestamp.is_some()
-        || deletion_grace_period_seconds.is_some()
-        || annotations.is_some()
-        || owner_references.is_some()
-        || finalizers.is_some();
-    let label_count = labels.as_ref().map_or(0, |l| l.len() as u64 & 0xffff);
-    let port_count = ports.as_ref().map_or(0, |p| p.len() as u64 & 0xffff);
-    h.write_u64(
-        u64::from(name.is_some())
-            | u64::from(namespace.is_some()) << 1
-            | u64::from(labels.is_some()) << 2
-            | u64::from(ports.is_some()) << 3
-            | u64::from(rare_meta) << 4
-            | label_count << 8
-            | port_count << 24,
-    );
-    // Each text's length goes before its words (see `text_words`).
-    let (name, namespace) = (opt_text(name), opt_text(namespace));
-    h.write_u64(text_len(name) | text_len(namespace) << 8 | text_len(address_type) << 16);
-    text_words(&mut h, name);
-    text_words(&mut h, namespace);
-    text_words(&mut h, address_type);
-    for (k, v) in labels.iter().flatten() {
-        h.write_u64(text_len(k) | text_len(v) << 8);
-        text_words(&mut h, k);
-        text_words(&mut h, v);
-    }
-    for p in ports.iter().flatten() {
-        let EndpointPort {
-            name,
-            protocol,
-            port,
-            app_protocol,
-        } = p;
-        let (name, protocol, app_protocol) = (opt_text(name), opt_text(protocol), opt_text(app_protocol));
-        h.write_u64(
-            u64::from(p.name.is_some())
-                | u64::from(p.protocol.is_some()) << 1
-                | u64::from(port.is_some()) << 2
-                | u64::from(p.app_protocol.is_some()) << 3
-                | text_len(name) << 8
-                | text_len(protocol) << 16
-                | text_len(app_protocol) << 24
-                | u64::from(port.unwrap_or(0) as u32) << 32,
-        );
-        text_words(&mut h, name);
-        text_words(&mut h, protocol);
-        text_words(&mut h, app_protocol);
-    }
-    if rare_meta {
-        (
-            api_version,
-            kind,
-            generate_name,
-            uid,
-            resource_version,
-            generation,
-            creation_timestamp,
-            deletion_timestamp,
-            deletion_grace_period_seconds,
-            annotations,
-            owner_references,
-            finalizers,
-        )
-            .hash(&mut h);
-    }
-    let tri = |b: &Option<bool>| b.map_or(0u64, |v| 1 + u64::from(v));
-    match endpoints {
-        None => h.write_u64(u64::MAX),
-        Some(list) => {
-            h.write_usize(list.len());
-            for e in list {
-                let SliceEndpoint {
-                    addresses,
-                    conditions,
-                    hostname,
-                    target_ref,
-                    deprecated_topology,
-                    node_name,
-                    zone,
-                    hints,
-                } = e;
-                let EndpointConditions {
-                    ready,
-                    serving,
-                    terminating,
-                } = conditions;
-                let rare = hostname.is_some()
-                    || target_ref.is_some()
-                    || deprecated_topology.is_some()
-                    || zone.is_some()
-                    || hints.is_some();
-                let (first, more) = match addresses.split_first() {
-                    Some((a, more)) => (a.as_str(), more),
-                    None => ("", &[][..]),
-                };
-                let node = node_name.as_ref().map_or("", |n| n.as_str());
-                // The lengths of the first address and of the node name (saturated) come
-                // first, so that each text's words are read back by its length.
-                h.write_u64(
-                    (addresses.len() as u64 & 0xffff_ffff)
-                        | tri(ready) << 32
-                        | tri(serving) << 34
-                        | tri(terminating) << 36
-                        | u64::from(node_name.is_some()) << 38
-                        | u64::from(rare) << 39
-                        | text_len(first) << 40
-                        | text_len(node) << 48,
-                );
-                text_words(&mut h, first);
-                for a in more {
-                    a.as_str().hash(&mut h);
-                }
-                text_words(&mut h, node);
-                if rare {
-                    (hostname, target_ref, deprecated_topology, zone, hints).hash(&mut h);
-                }
-            }
-        }
-    }
-    h.finish()
-}
-
-/// An optional text, empty when absent (a word of flags tells the two apart).
-fn opt_text(t: &Option<String>) -> &str {
-    t.as_deref().unwrap_or("")
-}
-
-/// A text's length for [`text_words`], saturated at 255 (one byte of a word).
-#[inline]
-fn text_len(text: &str) -> u64 {
-    text.len().min(255) as u64
-}
-
-/// Mixes `text` into `h` after its [`text_len`] was: in as few words as that length allows,
-/// which it tells apart (each text is read back from its words given the length): up to 8
-/// bytes one word, up to 16 two (the bytes little-endian, zero-padded), up to 254 the bytes as
-/// `Hasher::write` takes them; a longer text through its `Hash`, which ends itself.
-#[inline(always)]
-fn text_words(h: &mut DigestHasher, text: &str) {
-    use std::hash::{Hash, Hasher};
-    let b = text.as_bytes();
-    let n = b.len();
-    let word = |c: Option<&[u8; 8]>| c.map_or(0, |c| u64::from_le_bytes(*c));
-    let half = |c: Option<&[u8; 4]>| c.map_or(0, |c| u64::from(u32::from_le_bytes(*c)));
-    let byte = |i: usize| b.get(i).map_or(0, |&c| u64::from(c) << (8 * i));
-    // Overlapping reads hold the same bytes where they overlap.
-    if (9..=16).contains(&n) {
-        h.write_u64(word(b.first_chunk()));
-        h.write_u64(word(b.last_chunk()) >> (8 * (16 - n)));
-    } else if (4..8).contains(&n) {
-        h.write_u64(half(b.first_chunk()) | half(b.last_chunk()) << (8 * (n - 4)));
-    } else if n == 8 {
-        h.write_u64(word(b.first_chunk()));
-    } else if n < 4 {
-        if n > 0 {
-            h.write_u64(byte(0) | byte(n / 2) | byte(n - 1));
-        }
-    } else if n < 255 {
-        h.write(b);
-    } else {
-        text.hash(h);
-    }
 }
 
 /// A service port's name, borrowed, ordered as [`ServicePortName`] is.

@@ -58,11 +58,11 @@ impl From<Endpoint> for k::Endpoint {
             addresses: addresses.into_iter().map(Into::into).collect(),
             conditions: Some(conditions.into()),
             hostname: hostname.map(Into::into),
-            target_ref: target_ref.map(Into::into),
-            deprecated_topology,
+            target_ref: target_ref.map(|t| (*t).into()),
+            deprecated_topology: deprecated_topology.map(|t| *t),
             node_name: node_name.map(Into::into),
             zone: zone.map(Into::into),
-            hints: hints.map(Into::into),
+            hints: hints.map(|h| (*h).into()),
         }
     }
 }
@@ -74,11 +74,11 @@ impl From<k::Endpoint> for Endpoint {
             addresses: e.addresses.into_iter().map(Into::into).collect(),
             conditions: e.conditions.map(Into::into).unwrap_or_default(),
             hostname: e.hostname.map(Into::into),
-            target_ref: e.target_ref.map(Into::into),
-            deprecated_topology: e.deprecated_topology,
+            target_ref: e.target_ref.map(|t| Box::new(t.into())),
+            deprecated_topology: e.deprecated_topology.map(Box::new),
             node_name: e.node_name.map(Into::into),
             zone: e.zone.map(Into::into),
-            hints: e.hints.map(Into::into),
+            hints: e.hints.map(|h| Box::new(h.into())),
         }
     }
 }

@@ -227,15 +227,15 @@ mod tests {
         if let Some(ep) = s.endpoints.as_mut().and_then(|e| e.first_mut()) {
             ep.node_name = Some("Bad_Node".into());
             ep.hostname = Some("a.b".into());
-            ep.deprecated_topology = Some([(ZONE_LABEL.to_string(), "z".to_string())].into());
-            ep.hints = Some(EndpointHints {
+            ep.deprecated_topology = Some(Box::new([(ZONE_LABEL.to_string(), "z".to_string())].into()));
+            ep.hints = Some(Box::new(EndpointHints {
                 for_zones: Some(vec![
                     ForZone { name: "a".into() },
                     ForZone { name: "a".into() },
                     ForZone { name: "-".into() },
                 ]),
                 for_nodes: None,
-            });
+            }));
         }
         let e = validate_endpoint_slice_create(&s);
         let fields: Vec<&str> = e.iter().map(|e| e.field.as_str()).collect();

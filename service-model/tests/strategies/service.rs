@@ -479,10 +479,12 @@ pub fn endpoint_slice() -> impl Strategy<Value = EndpointSlice> {
                 hostname: hostname.map(Into::into),
                 node_name: node_name.map(Into::into),
                 zone: zone.map(Into::into),
-                deprecated_topology,
-                hints: zones.map(|z| EndpointHints {
-                    for_zones: Some(z),
-                    for_nodes: None,
+                deprecated_topology: deprecated_topology.map(Box::new),
+                hints: zones.map(|z| {
+                    Box::new(EndpointHints {
+                        for_zones: Some(z),
+                        for_nodes: None,
+                    })
                 }),
                 ..Default::default()
             },

@@ -31,7 +31,9 @@ pub fn rule_set(
         .iter()
         .rev()
         .find(|n| n.metadata.name() == config.node_name);
-    let model = ProxyModel::build(
+    // IPVS syncs in full every time: the slices' digests (for partial iptables syncs) are
+    // never read.
+    let model = ProxyModel::build_without_slice_digests(
         &step.objects.services,
         &step.objects.endpoint_slices,
         node,
