@@ -36,9 +36,8 @@ fn model_to_text(
     proxy: &ProxyConfig,
 ) -> (NftProxier, svcnet_rules::nftables::SyncOutput, String) {
     let model = ProxyModel::build(services, slices, Some(node), proxy);
-    let ports: Vec<NftServicePort> = model.ports.iter().map(NftServicePort::from).collect();
     let mut p = NftProxier::new(NftConfig::from_proxy(proxy, false).unwrap());
-    let out = p.sync_full(&ports).unwrap();
+    let out = p.sync_full(&model.ports).unwrap();
     let text = out.main.render();
     (p, out, text)
 }

@@ -41,9 +41,8 @@ use svcnet_rules::{ProxyConfig, ProxyModel};
 /// the text.
 #[inline(never)]
 fn from_model(model: &ProxyModel, proxy: &ProxyConfig) -> (NftProxier, SyncOutput, String) {
-    let ports: Vec<NftServicePort> = model.ports.iter().map(NftServicePort::from).collect();
     let mut p = NftProxier::new(NftConfig::from_proxy(proxy, false).unwrap());
-    let out = p.sync_full(&ports).unwrap();
+    let out = p.sync_full(&model.ports).unwrap();
     let text = out.main.render();
     (p, out, text)
 }

@@ -42,7 +42,7 @@ mod transaction;
 
 pub use error::NftError;
 pub use fxhash::{FxBuild, FxHasher};
-pub use input::{LocalDetector, NftConfig, NftEndpoint, NftServicePort, Protocol};
+pub use input::{LocalDetector, NftConfig, NftEndpoint, NftEndpointView, NftPort, NftServicePort, Protocol};
 pub use limits::Limits;
 pub use names::{COMMENT_LENGTH_MAX, NAME_LENGTH_MAX};
 pub use object::{
