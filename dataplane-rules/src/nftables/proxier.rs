@@ -433,15 +433,21 @@ impl NftProxier {
         // same Service, which their hashes, sorted, show (a collision between different
         // Services only costs the grouping below, which is right in every case).
         let same = |a: &P, b: &P| a.name() == b.name() && a.namespace() == b.namespace();
-        let mut run_hashes: Vec<u64> = Vec::with_capacity(ports.len());
-        for (i, p) in ports.iter().enumerate() {
-            if i == 0 || !same(&ports[i - 1], p) {
-                run_hashes.push(self.hash.hash_one((p.namespace(), p.name())));
+        // Ports sorted by Service (as a model's are: by namespace, then name) hold each
+        // Service's ports in one run; otherwise the runs' hashes are compared.
+        let sorted = ports
+            .windows(2)
+            .all(|w| (w[0].namespace(), w[0].name()) <= (w[1].namespace(), w[1].name()));
+        let runs = sorted || {
+            let mut run_hashes: Vec<u64> = Vec::with_capacity(ports.len());
+            for (i, p) in ports.iter().enumerate() {
+                if i == 0 || !same(&ports[i - 1], p) {
+                    run_hashes.push(self.hash.hash_one((p.namespace(), p.name())));
+                }
             }
-        }
-        run_hashes.sort_unstable();
-        let runs = run_hashes.windows(2).all(|w| w[0] != w[1]);
-        drop(run_hashes);
+            run_hashes.sort_unstable();
+            run_hashes.windows(2).all(|w| w[0] != w[1])
+        };
         // the order to write the ports in, when it is not theirs
         let order: Option<Vec<usize>> = (!runs).then(|| self.grouped(ports));
         let port_at = |k: usize| &ports[order.as_ref().map_or(k, |o| o[k])];
