@@ -37,7 +37,7 @@ fn model_to_text(
 ) -> (NftProxier, svcnet_rules::nftables::SyncOutput, String) {
     let model = ProxyModel::build(services, slices, Some(node), proxy);
     let mut p = NftProxier::new(NftConfig::from_proxy(proxy, false).unwrap());
-    let out = p.sync_full(&model.ports).unwrap();
+    let out = p.sync_full_from(&model.ports).unwrap();
     let text = out.main.render();
     (p, out, text)
 }

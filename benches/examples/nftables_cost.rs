@@ -42,7 +42,7 @@ use svcnet_rules::{ProxyConfig, ProxyModel};
 #[inline(never)]
 fn from_model(model: &ProxyModel, proxy: &ProxyConfig) -> (NftProxier, SyncOutput, String) {
     let mut p = NftProxier::new(NftConfig::from_proxy(proxy, false).unwrap());
-    let out = p.sync_full(&model.ports).unwrap();
+    let out = p.sync_full_from(&model.ports).unwrap();
     let text = out.main.render();
     (p, out, text)
 }

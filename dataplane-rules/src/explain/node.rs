@@ -213,7 +213,7 @@ fn build(model: &ProxyModel, config: &ProxyConfig, backend: Backend) -> Result<R
         }
         Backend::Nftables => {
             let mut p = NftProxier::new(NftConfig::from_proxy(config, false).map_err(|e| e.to_string())?);
-            p.sync_full(&model.ports).map_err(|e| e.to_string())?;
+            p.sync_full_from(&model.ports).map_err(|e| e.to_string())?;
             Rules::Nftables(Box::new(p))
         }
         Backend::Ipvs => Rules::Ipvs(Box::new(

@@ -259,9 +259,9 @@ impl NftEndpointView for Endpoint {
 
 /// One service port as the nftables proxier reads it (the fields of [`NftServicePort`],
 /// borrowed). Implemented by [`NftServicePort`] and by the proxy model's
-/// [`ServicePortInfo`]: [`NftProxier::sync_full`](super::NftProxier::sync_full) and
-/// [`NftProxier::sync`](super::NftProxier::sync) take a model's ports as they are, with no
-/// conversion.
+/// [`ServicePortInfo`]: [`NftProxier::sync_full_from`](super::NftProxier::sync_full_from)
+/// and [`NftProxier::sync_from`](super::NftProxier::sync_from) take a model's ports as they
+/// are, with no conversion.
 pub trait NftPort {
     /// The endpoints' type.
     type Endpoint: NftEndpointView;
@@ -532,5 +532,81 @@ impl NftServicePort {
     /// `namespace/name:port` (or `namespace/name`), kube-proxy's ServicePortName text.
     pub fn name_string(&self) -> String {
         NftPort::name_string(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nftables::NftProxier;
+    use crate::proxy::ProxyModel;
+    use std::collections::BTreeSet;
+
+    /// A model's ports synced as they are (`sync_full_from`, `sync_from`) write what their
+    /// conversions to `NftServicePort` write (`sync_full`, `sync`): the same transactions
+    /// and rule set, through full and partial syncs, on generated clusters on every node.
+    #[test]
+    fn model_ports_sync_as_their_conversions() {
+        let mut compared = 0;
+        for seed in 1..=40 {
+            let case = svcnet_testgen::generate(seed);
+            let states: Vec<_> = case
+                .states
+                .iter()
+                .map(|s| svcnet_test_support::objects::object_set(s).expect("a v1 List"))
+                .collect();
+            let mut names: Vec<&str> = states[0].nodes.iter().map(|n| n.metadata.name()).collect();
+            names.push("elsewhere");
+            for name in names {
+                for ip in ["192.168.0.2", "fd00::2"] {
+                    let mut config = ProxyConfig::new(name, ip.parse().unwrap());
+                    config.cluster_cidrs = vec![
+                        if ip.contains(':') {
+                            "fd00:10::/64"
+                        } else {
+                            "10.0.0.0/8"
+                        }
+                        .parse()
+                        .unwrap(),
+                    ];
+                    let nft = NftConfig::from_proxy(&config, seed % 2 == 0).unwrap();
+                    let (mut direct, mut converted) = (NftProxier::new(nft.clone()), NftProxier::new(nft));
+                    for (k, set) in states.iter().enumerate() {
+                        let node = set.nodes.iter().find(|n| n.metadata.name() == name);
+                        let model = ProxyModel::build(&set.services, &set.endpoint_slices, node, &config);
+                        let ports: Vec<NftServicePort> =
+                            model.ports.iter().map(NftServicePort::from).collect();
+                        for (p, c) in model.ports.iter().zip(&ports) {
+                            assert_eq!(&p.to_nft_port(), c);
+                            assert_eq!(NftPort::name_string(p), c.name_string());
+                            assert_eq!(c.name_string(), p.name_string.as_str());
+                        }
+                        // every other sync partial, naming every Service of the model and one
+                        // that is gone
+                        let changed: Option<BTreeSet<String>> = (k % 2 == 1).then(|| {
+                            let mut c: BTreeSet<String> = ports
+                                .iter()
+                                .map(|p| format!("{}/{}", p.namespace, p.name))
+                                .collect();
+                            c.insert("gone/service".into());
+                            c
+                        });
+                        let want = converted.sync(&ports, changed.as_ref());
+                        let got = direct.sync_from(&model.ports, changed.as_ref());
+                        let what = format!("seed {seed} state {k} node {name} {ip}");
+                        match (got, want) {
+                            (Ok(g), Ok(w)) => {
+                                assert_eq!(g.main.render(), w.main.render(), "{what}");
+                                assert_eq!(g, w, "{what}");
+                            }
+                            (g, w) => assert_eq!(g.err(), w.err(), "{what}"),
+                        }
+                        assert_eq!(direct.state().dump(), converted.state().dump(), "{what}");
+                        compared += model.ports.len();
+                    }
+                }
+            }
+        }
+        assert!(compared > 1000, "{compared}");
     }
 }

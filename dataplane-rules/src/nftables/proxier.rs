@@ -269,7 +269,18 @@ impl NftProxier {
     /// Syncs `ports` (every service port of this family) after the Services named in
     /// `changed` (`namespace/name`) changed; `None` or a pending full sync means a full
     /// sync. Services that have no port in `ports` any more are removed.
-    pub fn sync<P: NftPort>(
+    pub fn sync(
+        &mut self,
+        ports: &[NftServicePort],
+        changed: Option<&BTreeSet<String>>,
+    ) -> Result<SyncOutput, NftError> {
+        self.sync_from(ports, changed)
+    }
+
+    /// [`NftProxier::sync`] of service ports of any [`NftPort`] type: a proxy model's
+    /// `ports` ([`ServicePortInfo`](crate::ServicePortInfo)) as they are, with no
+    /// conversion to [`NftServicePort`].
+    pub fn sync_from<P: NftPort>(
         &mut self,
         ports: &[P],
         changed: Option<&BTreeSet<String>>,
@@ -292,12 +303,30 @@ impl NftProxier {
                     .collect();
                 self.sync_partial(&updates)
             }
-            _ => self.sync_full(ports),
+            _ => self.sync_full_from(ports),
         }
     }
 
     /// A full sync of every service port.
-    pub fn sync_full<P: NftPort>(&mut self, ports: &[P]) -> Result<SyncOutput, NftError> {
+    pub fn sync_full(&mut self, ports: &[NftServicePort]) -> Result<SyncOutput, NftError> {
+        self.sync_full_from(ports)
+    }
+
+    /// [`NftProxier::sync_full`] of service ports of any [`NftPort`] type: a proxy model's
+    /// `ports` ([`ServicePortInfo`](crate::ServicePortInfo)) as they are, with no
+    /// conversion to [`NftServicePort`] (the same text, without copying every port's
+    /// names and endpoint lists first).
+    ///
+    /// ```
+    /// use svcnet_rules::nftables::{NftConfig, NftProxier};
+    /// use svcnet_rules::{ProxyConfig, ProxyModel};
+    /// let config = ProxyConfig::new("node-a", "192.168.0.2".parse().unwrap());
+    /// let model = ProxyModel::build(&[], &[], None, &config);
+    /// let mut p = NftProxier::new(NftConfig::from_proxy(&config, false).unwrap());
+    /// let out = p.sync_full_from(&model.ports).unwrap();
+    /// assert!(out.main.render().starts_with("add table ip kube-proxy"));
+    /// ```
+    pub fn sync_full_from<P: NftPort>(&mut self, ports: &[P]) -> Result<SyncOutput, NftError> {
         let r = self.full_inner(ports);
         if r.is_err() {
             // the element store may be half updated: the next sync re-reads the kernel

@@ -174,7 +174,7 @@ pub fn replay(
         );
         let cur = fingerprints(&model, step);
         let diff = changed(&prev, &cur);
-        let out = match proxier.sync(&model.ports, Some(&diff)) {
+        let out = match proxier.sync_from(&model.ports, Some(&diff)) {
             Ok(o) => o,
             Err(e) => {
                 eprintln!("svcnet: rules: the nftables sync failed: {e}");
