@@ -1005,16 +1005,23 @@ impl NftProxier {
                 }
             }
             MapEntry::Vacant(v) => {
+                // (the references are all taken first, one after the other, before the
+                // writes into the store's table: an atomic increment waits for the
+                // writes before it)
                 let key = v.key().clone();
+                let for_tx = (!held).then(|| key.clone());
+                let container = container.clone();
+                let stored = value.clone();
                 v.insert(Entry {
-                    value: value.clone(),
+                    value: stored,
                     refs: 1,
                 });
-                if held {
-                    tx.add_element(kind, container, key, value, comment.map(str::to_owned));
-                } else {
-                    tx.add_element(kind, container, key.clone(), value, comment.map(str::to_owned));
-                    rec.keys.push((c as u8, key));
+                match for_tx {
+                    None => tx.add_element(kind, container, key, value, comment.map(str::to_owned)),
+                    Some(k) => {
+                        tx.add_element(kind, container, k, value, comment.map(str::to_owned));
+                        rec.keys.push((c as u8, key));
+                    }
                 }
             }
         }
@@ -1060,7 +1067,7 @@ impl NftProxier {
         let cluster_chain = SharedStr::from(name.as_str());
         text.0 = name.into_bytes();
         self.scratch = hashed;
-        let r = self.write_port_rules(tx, sp, rec, &cluster_chain, &mut text);
+        let r = self.write_port_rules(tx, sp, rec, cluster_chain, &mut text);
         self.text = text;
         r
     }
@@ -1072,9 +1079,12 @@ impl NftProxier {
         tx: &mut Transaction,
         sp: &P,
         rec: &mut ServiceRecord,
-        cluster_chain: &SharedStr,
+        cluster_chain_name: SharedStr,
         text: &mut Text,
     ) -> Result<(), NftError> {
+        // (the name itself is handed to its last user, the DNAT rule: one reference
+        // count update fewer)
+        let cluster_chain = &cluster_chain_name;
         let ipx = self.ipx();
         let proto = sp.protocol().lower();
         let name_string = || sp.name_string();
@@ -1390,7 +1400,7 @@ impl NftProxier {
                     self.write_dnats(
                         tx,
                         &name_string,
-                        cluster_chain,
+                        cluster_chain_name,
                         proto,
                         sp.cluster_endpoints(),
                         text,
@@ -1398,7 +1408,7 @@ impl NftProxier {
                 }
                 if uses_local_chain {
                     let local_chain = SharedStr::from(local_chain.as_str());
-                    self.write_dnats(tx, &name_string, &local_chain, proto, sp.local_endpoints(), text)?;
+                    self.write_dnats(tx, &name_string, local_chain, proto, sp.local_endpoints(), text)?;
                 }
             }
         }
@@ -1409,7 +1419,7 @@ impl NftProxier {
         &self,
         tx: &mut Transaction,
         svc: &dyn Fn() -> String,
-        chain: &SharedStr,
+        chain: SharedStr,
         proto: &str,
         eps: &[E],
         r: &mut Text,
