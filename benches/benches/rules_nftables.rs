@@ -8,9 +8,10 @@
 //! - `full: model + rules + text`: what `svcnet rules --backend nftables` does for one
 //!   full sync, from the Kubernetes objects (`oracle::cluster`'s Services and
 //!   EndpointSlices): the proxy model built (`ProxyModel::build`), its service ports
-//!   handed to a fresh proxier (`NftConfig::from_proxy` of `oracle_nft::proxy_config`, the
-//!   same node as `oracle_nft::config`), the full sync and its text. Before timing, its
-//!   text is checked to equal the first one's;
+//!   handed as they are to a fresh proxier (`sync_full_from`; `NftConfig::from_proxy` of
+//!   `oracle_nft::proxy_config`, the same node as `oracle_nft::config`), the full sync and
+//!   its text. Before timing, its text is checked to equal the first one's (whose ports
+//!   are in the model's order for that);
 //! - `partial`: endpoint 0 of Service 0 replaced and back, one partial sync each time
 //!   (and its text); the transaction has 3 operations.
 //!

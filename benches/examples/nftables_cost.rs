@@ -22,12 +22,13 @@
 //!
 //! The CLI's path from the proxy model (the bench's `full: model + rules + text` less the
 //! model): `model N` builds the model of `oracle::cluster` once (`oracle_nft::proxy_config`'s
-//! node) and then does N times what follows it — its ports handed to a fresh proxier, the
-//! full sync and its text (callgrind: `--toggle-collect='*sync_full*'
-//! --toggle-collect='*render*' --toggle-collect='*from_model*'` counts everything after the
-//! model); `model-text` prints that text (it equals the first line of `text`'s output up to
-//! the partial syncs); `model-time N` prints the minimum and median wall clock of N such
-//! runs, without and with building the model.
+//! node) and then does N times what follows it — its ports handed as they are to a fresh
+//! proxier (`sync_full_from`, no conversion), the full sync and its text (callgrind:
+//! `--toggle-collect='*from_model*'` alone counts everything after the model; a second
+//! pattern matching a function called inside it would toggle counting off there);
+//! `model-text` prints that text (it equals the start of `text`'s output, up to the partial
+//! syncs); `model-time N` prints the minimum and median wall clock of N such runs, after
+//! the model and with it.
 
 use std::hint::black_box;
 
