@@ -13,7 +13,7 @@ use super::object::{
     Chain, ContainerKind, Counter, Element, Family, Heads, Object, Rule, Set, SharedStr, Table, Verb,
     write_chain, write_counter, write_element, write_rule, write_set, write_table,
 };
-use super::transaction::{Operation, Transaction};
+use super::transaction::Transaction;
 use serde::{Deserialize, Serialize, Serializer};
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
@@ -305,31 +305,6 @@ impl<'a> SizeHint<'a> {
     }
 }
 
-/// What an `add` (or `create`, `insert`) operation puts into the rule set: its object
-/// cloned, with the key it goes under.
-#[derive(Debug)]
-enum Owned {
-    Chain(SharedStr, Chain),
-    Element(SharedStr, Element),
-    Rule(Rule),
-}
-
-impl Owned {
-    /// The clones `op` needs, if it adds a chain, an element or a rule.
-    fn of(op: &Operation) -> Option<Owned> {
-        match (&op.object, op.verb) {
-            (Object::Chain(c), Verb::Add | Verb::Create) => Some(Owned::Chain(c.name.clone(), c.clone())),
-            (Object::Element(e), Verb::Add | Verb::Create) => Some(Owned::Element(e.key.clone(), e.clone())),
-            (Object::Rule(r), Verb::Add | Verb::Insert) => Some(Owned::Rule(r.clone())),
-            _ => None,
-        }
-    }
-}
-
-/// How many operations have their objects cloned ahead, together (see
-/// [`State::apply_ops`]).
-const CLONED_AHEAD: usize = 32;
-
 /// A transaction being applied in pieces (see [`State::apply_more`]): what to undo, how
 /// far it got, and the failure that stopped it.
 #[derive(Debug)]
@@ -338,8 +313,6 @@ pub(crate) struct Applying {
     undo: Undos,
     applied: usize,
     failed: Option<NftError>,
-    /// The clones of the operations being applied (a buffer kept between pieces).
-    owned: Vec<Option<Owned>>,
 }
 
 impl Applying {
@@ -353,7 +326,6 @@ impl Applying {
             },
             applied: 0,
             failed: None,
-            owned: Vec::with_capacity(CLONED_AHEAD),
         }
     }
 }
@@ -474,19 +446,7 @@ impl State {
         // next (as the proxier does with every chain it adds) changes nothing, and is not
         // looked up
         let mut fresh: Option<*const u8> = None;
-        // The objects the operations add are cloned a batch at a time, before any of them
-        // is inserted: each clone updates reference counts with atomic instructions, and
-        // an atomic instruction waits until the writes before it (into the large maps of
-        // the rule set, often to memory not in cache) are done; cloned together, they wait
-        // once a batch instead of once an operation.
-        let owned = &mut a.owned;
-        owned.clear();
         for (i, op) in tx.operations.iter().enumerate().skip(a.applied) {
-            if owned.is_empty() {
-                let end = tx.operations.len().min(i + CLONED_AHEAD);
-                owned.extend(tx.operations[i..end].iter().rev().map(Owned::of));
-            }
-            let prepared = owned.pop().flatten();
             let created = fresh.take();
             let r = match &op.object {
                 Object::Table(t) => {
@@ -500,7 +460,7 @@ impl State {
                     }
                     match table.as_deref_mut() {
                         Some(t) => {
-                            let r = Self::apply_op(t, i, op.verb, obj, prepared, undo, hint);
+                            let r = Self::apply_op(t, i, op.verb, obj, undo, hint);
                             if let Object::Chain(c) = obj
                                 && matches!(undo.log.last(), Some(Undo::Chain(j, false)) if *j == i)
                             {
@@ -665,15 +625,12 @@ impl State {
         Ok(())
     }
 
-    /// An operation on an object of `table` (`i`: its index in the transaction; `owned`:
-    /// what it adds, cloned ahead, if it adds something).
-    #[allow(clippy::too_many_arguments)]
+    /// An operation on an object of `table` (`i`: its index in the transaction).
     fn apply_op(
         table: &mut TableState,
         i: usize,
         verb: Verb,
         obj: &Object,
-        owned: Option<Owned>,
         undo: &mut Undos,
         hint: &mut SizeHint<'_>,
     ) -> Result<(), NftError> {
@@ -684,11 +641,7 @@ impl State {
                     if hint.chains > 0 {
                         table.chains.reserve(std::mem::take(&mut hint.chains));
                     }
-                    let (name, chain) = match owned {
-                        Some(Owned::Chain(name, chain)) => (name, chain),
-                        _ => (c.name.clone(), c.clone()),
-                    };
-                    match table.chains.entry(name) {
+                    match table.chains.entry(c.name.clone()) {
                         Entry::Occupied(_) => {
                             if verb == Verb::Create {
                                 return Err(NftError::exists("chain", &c.name));
@@ -696,7 +649,7 @@ impl State {
                         }
                         Entry::Vacant(v) => {
                             v.insert(ChainState {
-                                chain,
+                                chain: c.clone(),
                                 rules: Vec::new(),
                             });
                             undo.push(Undo::Chain(i, false));
@@ -732,14 +685,10 @@ impl State {
                         .rules;
                     // most chains (a Service's) hold one rule: room for one, not four
                     rules.reserve_exact(usize::from(rules.is_empty()));
-                    let rule = match owned {
-                        Some(Owned::Rule(rule)) => rule,
-                        _ => r.clone(),
-                    };
                     if verb == Verb::Add {
-                        rules.push(rule);
+                        rules.push(r.clone());
                     } else {
-                        rules.insert(0, rule);
+                        rules.insert(0, r.clone());
                     }
                     undo.push(Undo::PopRule(i));
                 }
@@ -815,11 +764,7 @@ impl State {
                         if verb == Verb::Create && c.elements.contains_key(&e.key) {
                             return Err(NftError::exists("element", &e.key));
                         }
-                        let (key, element) = match owned {
-                            Some(Owned::Element(key, element)) => (key, element),
-                            _ => (e.key.clone(), e.clone()),
-                        };
-                        let old = c.elements.insert(key, element);
+                        let old = c.elements.insert(e.key.clone(), e.clone());
                         match old {
                             Some(old) => undo.save(Undo::Element(i, true), Saved::Element(old)),
                             None => undo.push(Undo::Element(i, false)),
