@@ -2,8 +2,16 @@
 //! Services (172.30.0.0/16, port p80/TCP) with 10 ready remote endpoints each
 //! (10.128.0.0/10), as `BenchmarkOracleSyncProxyRules` builds them:
 //!
-//! - `full`: a fresh proxier's full sync (the whole transaction, applied to the in-memory
-//!   rule set) and its `nft -f` text;
+//! - `full/10000svc-10ep`: a fresh proxier's full sync (the whole transaction, applied to
+//!   the in-memory rule set) and its `nft -f` text, from service ports built beforehand
+//!   (`oracle_nft::port`): neither the proxy model nor its conversion is timed;
+//! - `full: model + rules + text`: what `svcnet rules --backend nftables` does for one
+//!   full sync, from the Kubernetes objects (`oracle::cluster`'s Services and
+//!   EndpointSlices): the proxy model built (`ProxyModel::build`), its service ports
+//!   handed as they are to a fresh proxier (`sync_full_from`; `NftConfig::from_proxy` of
+//!   `oracle_nft::proxy_config`, the same node as `oracle_nft::config`), the full sync and
+//!   its text. Before timing, its text is checked to equal the first one's (whose ports
+//!   are in the model's order for that);
 //! - `partial`: endpoint 0 of Service 0 replaced and back, one partial sync each time
 //!   (and its text); the transaction has 3 operations.
 //!
@@ -13,12 +21,34 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use svcnet_benches::oracle::SERVICES;
-use svcnet_benches::oracle_nft::{config, port};
-use svcnet_rules::nftables::{NftProxier, NftServicePort, ServiceUpdate};
+use svcnet_benches::oracle::cluster;
+use svcnet_benches::oracle_nft::{config, port, ports, proxy_config};
+use svcnet_model::{Node, ObjectMeta};
+use svcnet_rules::nftables::{NftConfig, NftProxier, NftServicePort, ServiceUpdate};
+use svcnet_rules::{ProxyConfig, ProxyModel};
+
+/// What [`model_to_text`] returns: the model, the proxier, its sync's output and text.
+type ModelAndText = (ProxyModel, NftProxier, svcnet_rules::nftables::SyncOutput, String);
+
+/// The CLI's path for one full sync, from the objects to the text: the model, its ports
+/// handed to a fresh proxier, the sync and its text (the model, the proxier and its output
+/// are returned, to be dropped outside the timed part, as the other full bench drops its
+/// proxier and output).
+fn model_to_text(
+    services: &[svcnet_model::Service],
+    slices: &[svcnet_model::EndpointSlice],
+    node: &Node,
+    proxy: &ProxyConfig,
+) -> ModelAndText {
+    let model = ProxyModel::build(services, slices, Some(node), proxy);
+    let mut p = NftProxier::new(NftConfig::from_proxy(proxy, false).unwrap());
+    let out = p.sync_full_from(&model.ports).unwrap();
+    let text = out.main.render();
+    (model, p, out, text)
+}
 
 fn bench(c: &mut Criterion) {
-    let ports: Vec<NftServicePort> = (0..SERVICES).map(|i| port(i, false)).collect();
+    let ports: Vec<NftServicePort> = ports();
     let mut g = c.benchmark_group("rules_nftables");
     g.sample_size(10);
     g.bench_function("full/10000svc-10ep", |b| {
@@ -28,6 +58,30 @@ fn bench(c: &mut Criterion) {
             let out = p.sync_full(black_box(&ports)).unwrap();
             black_box(out.main.render().len());
             (p, out)
+        })
+    });
+    let (services, slices) = cluster(false);
+    let proxy = proxy_config();
+    assert_eq!(NftConfig::from_proxy(&proxy, false).unwrap(), config());
+    let node = Node {
+        metadata: ObjectMeta {
+            name: Some(proxy.node_name.clone()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let prebuilt = NftProxier::new(config()).sync_full(&ports).unwrap().main.render();
+    let (.., from_model) = model_to_text(&services, &slices, &node, &proxy);
+    assert!(
+        prebuilt == from_model,
+        "the two full benches render different texts"
+    );
+    drop((prebuilt, from_model));
+    g.bench_function("full: model + rules + text", |b| {
+        b.iter_with_large_drop(|| {
+            let r = model_to_text(black_box(&services), black_box(&slices), &node, &proxy);
+            black_box(r.3.len());
+            r
         })
     });
     let mut p = NftProxier::new(config());

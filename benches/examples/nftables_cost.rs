@@ -19,18 +19,102 @@
 //! one-endpoint partial syncs and their text (the bench's `partial/10000svc-10ep`); `setup`
 //! only builds the service ports, to subtract. Per iteration: (`full` − `setup`) / N, and
 //! (`partial N` − `partial 0`) / N.
+//!
+//! The CLI's path from the proxy model (the bench's `full: model + rules + text` less the
+//! model): `model N` builds the model of `oracle::cluster` once (`oracle_nft::proxy_config`'s
+//! node) and then does N times what follows it — its ports handed as they are to a fresh
+//! proxier (`sync_full_from`, no conversion), the full sync and its text (callgrind:
+//! `--toggle-collect='*from_model*'` alone counts everything after the model; a second
+//! pattern matching a function called inside it would toggle counting off there);
+//! `model-text` prints that text (it equals the start of `text`'s output, up to the partial
+//! syncs); `model-time N` prints the minimum and median wall clock of N such runs, after
+//! the model and with it, and of the time on the CPU after the model (less sensitive to
+//! other load).
 
 use std::hint::black_box;
 
-use svcnet_benches::oracle::SERVICES;
-use svcnet_benches::oracle_nft::{config, port};
-use svcnet_rules::nftables::{NftProxier, NftServicePort, ServiceUpdate};
+use svcnet_benches::oracle::cluster;
+use svcnet_benches::oracle_nft::{config, port, ports, proxy_config};
+use svcnet_model::{Node, ObjectMeta};
+use svcnet_rules::nftables::{NftConfig, NftProxier, NftServicePort, ServiceUpdate, SyncOutput};
+use svcnet_rules::{ProxyConfig, ProxyModel};
+
+/// The CLI's path after the model: the ports handed to a fresh proxier, its full sync and
+/// the text.
+#[inline(never)]
+fn from_model(model: &ProxyModel, proxy: &ProxyConfig) -> (NftProxier, SyncOutput, String) {
+    let mut p = NftProxier::new(NftConfig::from_proxy(proxy, false).unwrap());
+    let out = p.sync_full_from(&model.ports).unwrap();
+    let text = out.main.render();
+    (p, out, text)
+}
+
+/// `proxy`'s node as the CLI passes it to the model (its name, no labels).
+fn node_of(proxy: &ProxyConfig) -> Node {
+    Node {
+        metadata: ObjectMeta {
+            name: Some(proxy.node_name.clone()),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mode = args.get(1).map_or("full", String::as_str);
     let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1);
-    let ports: Vec<NftServicePort> = (0..SERVICES).map(|i| port(i, false)).collect();
+    if let Some(rest) = mode.strip_prefix("model") {
+        let (services, slices) = cluster(false);
+        let proxy = proxy_config();
+        let node = node_of(&proxy);
+        match rest {
+            "" => {
+                let model = ProxyModel::build(&services, &slices, Some(&node), &proxy);
+                for _ in 0..n {
+                    let r = from_model(black_box(&model), &proxy);
+                    black_box(r.2.len());
+                    std::mem::forget(r);
+                }
+            }
+            "-text" => {
+                let model = ProxyModel::build(&services, &slices, Some(&node), &proxy);
+                print!("{}", from_model(&model, &proxy).2);
+            }
+            "-time" => {
+                let mut after = Vec::new();
+                let mut whole = Vec::new();
+                let mut on_cpu = Vec::new();
+                for _ in 0..n.max(1) {
+                    let start = std::time::Instant::now();
+                    let model = ProxyModel::build(black_box(&services), &slices, Some(&node), &proxy);
+                    let built = std::time::Instant::now();
+                    let cpu = cpu_ns();
+                    let r = from_model(&model, &proxy);
+                    black_box(r.2.len());
+                    let end = std::time::Instant::now();
+                    on_cpu.push(cpu_ns().saturating_sub(cpu) as f64 / 1e6);
+                    after.push((end - built).as_secs_f64() * 1e3);
+                    whole.push((end - start).as_secs_f64() * 1e3);
+                    drop((r, model));
+                }
+                for (what, t) in [
+                    ("after the model", &mut after),
+                    ("after the model, on the CPU", &mut on_cpu),
+                    ("model + rules + text", &mut whole),
+                ] {
+                    t.sort_by(f64::total_cmp);
+                    println!("{what}: min {:.2} ms  median {:.2} ms", t[0], t[t.len() / 2]);
+                }
+            }
+            other => {
+                eprintln!("unknown mode model{other:?}: model, model-text or model-time");
+                std::process::exit(2);
+            }
+        }
+        return;
+    }
+    let ports: Vec<NftServicePort> = ports();
     match mode {
         "setup" => {
             black_box(&ports);
@@ -124,10 +208,23 @@ fn main() {
             print!("{}", p.state().dump());
         }
         other => {
-            eprintln!("unknown mode {other:?}: full, full-drop, partial, setup, batch, time or text");
+            eprintln!(
+                "unknown mode {other:?}: full, full-drop, partial, setup, batch, time, text, model, model-text \
+                 or model-time"
+            );
             std::process::exit(2);
         }
     }
+}
+
+/// The time this thread has run on a CPU so far, in nanoseconds (Linux, from
+/// `/proc/thread-self/schedstat`; 0 where it cannot be read): unlike the wall clock, it
+/// leaves out the time other processes held the CPU.
+fn cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 /// The process's minor page faults so far (0 where `/proc/self/stat` cannot be read).

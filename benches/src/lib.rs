@@ -143,11 +143,35 @@ pub mod oracle_nft {
         }
     }
 
+    /// Every Service's port ([`port`]), in the proxy model's order (namespace, name, port
+    /// name: `ns-0/svc-0`, `ns-0/svc-100`, ...), so that a full sync of them writes the
+    /// Services in the order a sync of the model built from
+    /// [`oracle::cluster`](super::oracle::cluster) writes them.
+    pub fn ports() -> Vec<NftServicePort> {
+        let mut ports: Vec<NftServicePort> = (0..SERVICES).map(|i| port(i, false)).collect();
+        ports.sort_by(|a, b| {
+            (&a.namespace, &a.name, &a.port_name).cmp(&(&b.namespace, &b.name, &b.port_name))
+        });
+        ports
+    }
+
     /// The settings of kube-proxy's `NewFakeProxier`.
     pub fn config() -> NftConfig {
         let mut c = NftConfig::new("192.168.0.2".parse().unwrap());
         c.masquerade_mark = "0x4000".into();
         c.local_detector = Some(LocalDetector::ClusterCidr("10.0.0.0/8".parse().unwrap()));
+        c
+    }
+
+    /// The node of [`config`] as the proxy model's settings, for building the same service
+    /// ports from [`oracle::cluster`](super::oracle::cluster)'s objects: `oracle::config()`
+    /// (192.168.0.2, cluster CIDR 10.0.0.0/8, mark `0x4000`) on `NewFakeProxier`'s host name
+    /// `test-hostname`, which holds none of the endpoints (all are remote, as in [`port`];
+    /// on `node-0` one endpoint in 50 would be local and get a hairpin element).
+    /// `NftConfig::from_proxy(&proxy_config(), false)` equals [`config`].
+    pub fn proxy_config() -> svcnet_rules::ProxyConfig {
+        let mut c = super::oracle::config();
+        c.node_name = "test-hostname".into();
         c
     }
 }

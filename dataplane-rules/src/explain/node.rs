@@ -12,7 +12,7 @@ use svcnet_model::ObjectSet;
 use super::{Code, Finding, finding};
 use crate::iptables::{IptablesSettings, sync};
 use crate::ipvs::{IpvsOptions, build as ipvs_build};
-use crate::nftables::{Family, NftConfig, NftProxier, NftServicePort, TABLE};
+use crate::nftables::{Family, NftConfig, NftProxier, TABLE};
 use crate::proxy::{LocalDetector, ProxyConfig, ProxyModel, ServicePortInfo};
 use crate::trace::ipvs::IpvsTracer;
 use crate::trace::{HostAddresses, Outcome, Packet, Trace};
@@ -213,8 +213,7 @@ fn build(model: &ProxyModel, config: &ProxyConfig, backend: Backend) -> Result<R
         }
         Backend::Nftables => {
             let mut p = NftProxier::new(NftConfig::from_proxy(config, false).map_err(|e| e.to_string())?);
-            let ports: Vec<NftServicePort> = model.ports.iter().map(NftServicePort::from).collect();
-            p.sync_full(&ports).map_err(|e| e.to_string())?;
+            p.sync_full_from(&model.ports).map_err(|e| e.to_string())?;
             Rules::Nftables(Box::new(p))
         }
         Backend::Ipvs => Rules::Ipvs(Box::new(

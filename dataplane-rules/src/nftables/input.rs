@@ -215,41 +215,398 @@ impl From<&Endpoint> for NftEndpoint {
     }
 }
 
+/// An endpoint as the nftables rules read it: its address, port and whether it runs on
+/// this node. Implemented by [`NftEndpoint`] and by the proxy model's [`Endpoint`], so that
+/// the proxier reads either without a copy.
+pub trait NftEndpointView {
+    /// Address (canonical).
+    fn ip(&self) -> IpAddr;
+    /// Port.
+    fn port(&self) -> u16;
+    /// Whether it runs on this node.
+    fn is_local(&self) -> bool;
+}
+
+impl NftEndpointView for NftEndpoint {
+    #[inline]
+    fn ip(&self) -> IpAddr {
+        self.ip
+    }
+    #[inline]
+    fn port(&self) -> u16 {
+        self.port
+    }
+    #[inline]
+    fn is_local(&self) -> bool {
+        self.is_local
+    }
+}
+
+impl NftEndpointView for Endpoint {
+    #[inline]
+    fn ip(&self) -> IpAddr {
+        self.ip
+    }
+    #[inline]
+    fn port(&self) -> u16 {
+        self.port
+    }
+    #[inline]
+    fn is_local(&self) -> bool {
+        self.is_local
+    }
+}
+
+/// One service port as the nftables proxier reads it (the fields of [`NftServicePort`],
+/// borrowed). Implemented by [`NftServicePort`] and by the proxy model's
+/// [`ServicePortInfo`]: [`NftProxier::sync_full_from`](super::NftProxier::sync_full_from)
+/// and [`NftProxier::sync_from`](super::NftProxier::sync_from) take a model's ports as they
+/// are, with no conversion.
+pub trait NftPort {
+    /// The endpoints' type.
+    type Endpoint: NftEndpointView;
+    /// Namespace of the Service.
+    fn namespace(&self) -> &str;
+    /// Name of the Service.
+    fn name(&self) -> &str;
+    /// Port name (may be empty).
+    fn port_name(&self) -> &str;
+    /// Protocol.
+    fn protocol(&self) -> Protocol;
+    /// The ClusterIP of the proxier's family.
+    fn cluster_ip(&self) -> IpAddr;
+    /// The Service port.
+    fn port(&self) -> u16;
+    /// The NodePort, 0 for none.
+    fn node_port(&self) -> u16;
+    /// External IPs of this family.
+    fn external_ips(&self) -> &[IpAddr];
+    /// LoadBalancer ingress IPs of this family in VIP mode.
+    fn load_balancer_vips(&self) -> &[IpAddr];
+    /// `loadBalancerSourceRanges` of this family, empty when one is zero-masked.
+    fn source_ranges(&self) -> &[IpNet];
+    /// ClientIP affinity timeout in seconds, `None` without affinity.
+    fn affinity_timeout(&self) -> Option<u32>;
+    /// iTP=Local.
+    fn internal_policy_local(&self) -> bool;
+    /// eTP=Local (and externally accessible).
+    fn external_policy_local(&self) -> bool;
+    /// Has a NodePort, external IPs or LB VIPs.
+    fn externally_accessible(&self) -> bool;
+    /// `UsesClusterEndpoints()`.
+    fn uses_cluster_endpoints(&self) -> bool;
+    /// `UsesLocalEndpoints()`.
+    fn uses_local_endpoints(&self) -> bool;
+    /// Cluster endpoints, in endpoint order.
+    fn cluster_endpoints(&self) -> &[Self::Endpoint];
+    /// Local endpoints, in endpoint order.
+    fn local_endpoints(&self) -> &[Self::Endpoint];
+    /// Every endpoint reachable from this node through the rules, in endpoint order.
+    fn all_locally_reachable(&self) -> &[Self::Endpoint];
+    /// Whether there is any usable endpoint.
+    fn has_endpoints(&self) -> bool;
+
+    /// `namespace/name:port` (or `namespace/name`), kube-proxy's ServicePortName text.
+    fn name_string(&self) -> String {
+        if self.port_name().is_empty() {
+            format!("{}/{}", self.namespace(), self.name())
+        } else {
+            format!("{}/{}:{}", self.namespace(), self.name(), self.port_name())
+        }
+    }
+
+    /// The port as an owned [`NftServicePort`].
+    fn to_nft_port(&self) -> NftServicePort {
+        let eps = |v: &[Self::Endpoint]| {
+            v.iter()
+                .map(|e| NftEndpoint {
+                    ip: e.ip(),
+                    port: e.port(),
+                    is_local: e.is_local(),
+                })
+                .collect::<Vec<_>>()
+        };
+        NftServicePort {
+            namespace: self.namespace().to_owned(),
+            name: self.name().to_owned(),
+            port_name: self.port_name().to_owned(),
+            protocol: self.protocol(),
+            cluster_ip: self.cluster_ip(),
+            port: self.port(),
+            node_port: self.node_port(),
+            external_ips: self.external_ips().to_vec(),
+            load_balancer_vips: self.load_balancer_vips().to_vec(),
+            source_ranges: self.source_ranges().to_vec(),
+            affinity_timeout: self.affinity_timeout(),
+            internal_policy_local: self.internal_policy_local(),
+            external_policy_local: self.external_policy_local(),
+            externally_accessible: self.externally_accessible(),
+            uses_cluster_endpoints: self.uses_cluster_endpoints(),
+            uses_local_endpoints: self.uses_local_endpoints(),
+            cluster_endpoints: eps(self.cluster_endpoints()),
+            local_endpoints: eps(self.local_endpoints()),
+            all_locally_reachable: eps(self.all_locally_reachable()),
+            has_endpoints: self.has_endpoints(),
+        }
+    }
+}
+
+impl NftPort for NftServicePort {
+    type Endpoint = NftEndpoint;
+    #[inline]
+    fn namespace(&self) -> &str {
+        &self.namespace
+    }
+    #[inline]
+    fn name(&self) -> &str {
+        &self.name
+    }
+    #[inline]
+    fn port_name(&self) -> &str {
+        &self.port_name
+    }
+    #[inline]
+    fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+    #[inline]
+    fn cluster_ip(&self) -> IpAddr {
+        self.cluster_ip
+    }
+    #[inline]
+    fn port(&self) -> u16 {
+        self.port
+    }
+    #[inline]
+    fn node_port(&self) -> u16 {
+        self.node_port
+    }
+    #[inline]
+    fn external_ips(&self) -> &[IpAddr] {
+        &self.external_ips
+    }
+    #[inline]
+    fn load_balancer_vips(&self) -> &[IpAddr] {
+        &self.load_balancer_vips
+    }
+    #[inline]
+    fn source_ranges(&self) -> &[IpNet] {
+        &self.source_ranges
+    }
+    #[inline]
+    fn affinity_timeout(&self) -> Option<u32> {
+        self.affinity_timeout
+    }
+    #[inline]
+    fn internal_policy_local(&self) -> bool {
+        self.internal_policy_local
+    }
+    #[inline]
+    fn external_policy_local(&self) -> bool {
+        self.external_policy_local
+    }
+    #[inline]
+    fn externally_accessible(&self) -> bool {
+        self.externally_accessible
+    }
+    #[inline]
+    fn uses_cluster_endpoints(&self) -> bool {
+        self.uses_cluster_endpoints
+    }
+    #[inline]
+    fn uses_local_endpoints(&self) -> bool {
+        self.uses_local_endpoints
+    }
+    #[inline]
+    fn cluster_endpoints(&self) -> &[NftEndpoint] {
+        &self.cluster_endpoints
+    }
+    #[inline]
+    fn local_endpoints(&self) -> &[NftEndpoint] {
+        &self.local_endpoints
+    }
+    #[inline]
+    fn all_locally_reachable(&self) -> &[NftEndpoint] {
+        &self.all_locally_reachable
+    }
+    #[inline]
+    fn has_endpoints(&self) -> bool {
+        self.has_endpoints
+    }
+    fn to_nft_port(&self) -> NftServicePort {
+        self.clone()
+    }
+}
+
+impl NftPort for ServicePortInfo {
+    type Endpoint = Endpoint;
+    #[inline]
+    fn namespace(&self) -> &str {
+        &self.name.namespace
+    }
+    #[inline]
+    fn name(&self) -> &str {
+        &self.name.name
+    }
+    #[inline]
+    fn port_name(&self) -> &str {
+        &self.name.port
+    }
+    #[inline]
+    fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+    #[inline]
+    fn cluster_ip(&self) -> IpAddr {
+        self.cluster_ip
+    }
+    #[inline]
+    fn port(&self) -> u16 {
+        self.port
+    }
+    #[inline]
+    fn node_port(&self) -> u16 {
+        self.node_port
+    }
+    #[inline]
+    fn external_ips(&self) -> &[IpAddr] {
+        &self.external_ips
+    }
+    #[inline]
+    fn load_balancer_vips(&self) -> &[IpAddr] {
+        &self.load_balancer_vips
+    }
+    #[inline]
+    fn source_ranges(&self) -> &[IpNet] {
+        &self.load_balancer_source_ranges
+    }
+    #[inline]
+    fn affinity_timeout(&self) -> Option<u32> {
+        self.session_affinity_timeout
+    }
+    #[inline]
+    fn internal_policy_local(&self) -> bool {
+        self.internal_policy_local
+    }
+    #[inline]
+    fn external_policy_local(&self) -> bool {
+        self.external_policy_local
+    }
+    #[inline]
+    fn externally_accessible(&self) -> bool {
+        ServicePortInfo::externally_accessible(self)
+    }
+    #[inline]
+    fn uses_cluster_endpoints(&self) -> bool {
+        ServicePortInfo::uses_cluster_endpoints(self)
+    }
+    #[inline]
+    fn uses_local_endpoints(&self) -> bool {
+        ServicePortInfo::uses_local_endpoints(self)
+    }
+    #[inline]
+    fn cluster_endpoints(&self) -> &[Endpoint] {
+        self.cluster_endpoints.as_slice()
+    }
+    #[inline]
+    fn local_endpoints(&self) -> &[Endpoint] {
+        self.local_endpoints.as_slice()
+    }
+    #[inline]
+    fn all_locally_reachable(&self) -> &[Endpoint] {
+        self.all_locally_reachable.as_slice()
+    }
+    #[inline]
+    fn has_endpoints(&self) -> bool {
+        self.has_endpoints
+    }
+}
+
 impl From<&ServicePortInfo> for NftServicePort {
     fn from(p: &ServicePortInfo) -> Self {
-        let eps = |v: &[Endpoint]| v.iter().map(NftEndpoint::from).collect::<Vec<_>>();
-        NftServicePort {
-            namespace: p.name.namespace.to_string(),
-            name: p.name.name.to_string(),
-            port_name: p.name.port.to_string(),
-            protocol: p.protocol,
-            cluster_ip: p.cluster_ip,
-            port: p.port,
-            node_port: p.node_port,
-            external_ips: p.external_ips.clone(),
-            load_balancer_vips: p.load_balancer_vips.clone(),
-            source_ranges: p.load_balancer_source_ranges.clone(),
-            affinity_timeout: p.session_affinity_timeout,
-            internal_policy_local: p.internal_policy_local,
-            external_policy_local: p.external_policy_local,
-            externally_accessible: p.externally_accessible(),
-            uses_cluster_endpoints: p.uses_cluster_endpoints(),
-            uses_local_endpoints: p.uses_local_endpoints(),
-            cluster_endpoints: eps(&p.cluster_endpoints),
-            local_endpoints: eps(&p.local_endpoints),
-            all_locally_reachable: eps(&p.all_locally_reachable),
-            has_endpoints: p.has_endpoints,
-        }
+        p.to_nft_port()
     }
 }
 
 impl NftServicePort {
     /// `namespace/name:port` (or `namespace/name`), kube-proxy's ServicePortName text.
     pub fn name_string(&self) -> String {
-        if self.port_name.is_empty() {
-            format!("{}/{}", self.namespace, self.name)
-        } else {
-            format!("{}/{}:{}", self.namespace, self.name, self.port_name)
+        NftPort::name_string(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nftables::NftProxier;
+    use crate::proxy::ProxyModel;
+    use std::collections::BTreeSet;
+
+    /// A model's ports synced as they are (`sync_full_from`, `sync_from`) write what their
+    /// conversions to `NftServicePort` write (`sync_full`, `sync`): the same transactions
+    /// and rule set, through full and partial syncs, on generated clusters on every node.
+    #[test]
+    fn model_ports_sync_as_their_conversions() {
+        let mut compared = 0;
+        for seed in 1..=40 {
+            let case = svcnet_testgen::generate(seed);
+            let states: Vec<_> = case
+                .states
+                .iter()
+                .map(|s| svcnet_test_support::objects::object_set(s).expect("a v1 List"))
+                .collect();
+            let mut names: Vec<&str> = states[0].nodes.iter().map(|n| n.metadata.name()).collect();
+            names.push("elsewhere");
+            for name in names {
+                for ip in ["192.168.0.2", "fd00::2"] {
+                    let mut config = ProxyConfig::new(name, ip.parse().unwrap());
+                    config.cluster_cidrs = vec![
+                        if ip.contains(':') {
+                            "fd00:10::/64"
+                        } else {
+                            "10.0.0.0/8"
+                        }
+                        .parse()
+                        .unwrap(),
+                    ];
+                    let nft = NftConfig::from_proxy(&config, seed % 2 == 0).unwrap();
+                    let (mut direct, mut converted) = (NftProxier::new(nft.clone()), NftProxier::new(nft));
+                    for (k, set) in states.iter().enumerate() {
+                        let node = set.nodes.iter().find(|n| n.metadata.name() == name);
+                        let model = ProxyModel::build(&set.services, &set.endpoint_slices, node, &config);
+                        let ports: Vec<NftServicePort> =
+                            model.ports.iter().map(NftServicePort::from).collect();
+                        for (p, c) in model.ports.iter().zip(&ports) {
+                            assert_eq!(&p.to_nft_port(), c);
+                            assert_eq!(NftPort::name_string(p), c.name_string());
+                            assert_eq!(c.name_string(), p.name_string.as_str());
+                        }
+                        // every other sync partial, naming every Service of the model and one
+                        // that is gone
+                        let changed: Option<BTreeSet<String>> = (k % 2 == 1).then(|| {
+                            let mut c: BTreeSet<String> = ports
+                                .iter()
+                                .map(|p| format!("{}/{}", p.namespace, p.name))
+                                .collect();
+                            c.insert("gone/service".into());
+                            c
+                        });
+                        let want = converted.sync(&ports, changed.as_ref());
+                        let got = direct.sync_from(&model.ports, changed.as_ref());
+                        let what = format!("seed {seed} state {k} node {name} {ip}");
+                        match (got, want) {
+                            (Ok(g), Ok(w)) => {
+                                assert_eq!(g.main.render(), w.main.render(), "{what}");
+                                assert_eq!(g, w, "{what}");
+                            }
+                            (g, w) => assert_eq!(g.err(), w.err(), "{what}"),
+                        }
+                        assert_eq!(direct.state().dump(), converted.state().dump(), "{what}");
+                        compared += model.ports.len();
+                    }
+                }
+            }
         }
+        assert!(compared > 1000, "{compared}");
     }
 }

@@ -14,8 +14,10 @@
 //!   every Service; partial syncs only the Services that changed; set and map elements go
 //!   through an element store that writes only differences; unused chains are flushed and,
 //!   once aged past the grace period, deleted in a separate transaction. Input: one
-//!   [`NftServicePort`] per service port (from the shared proxy model's
-//!   `ServicePortInfo`) and the node's [`NftConfig`] (from its `ProxyConfig`).
+//!   service port per port of a Service, read through [`NftPort`]: the shared proxy
+//!   model's `ServicePortInfo` as it is ([`NftProxier::sync_full_from`],
+//!   [`NftProxier::sync_from`]) or an owned [`NftServicePort`]; and the node's
+//!   [`NftConfig`] (from its `ProxyConfig`).
 //! - [`Limits`]: kernel and nft limits checked before anything is emitted; a breach is an
 //!   [`NftError::Limit`] naming the Service, and nothing is applied.
 //!
@@ -42,7 +44,7 @@ mod transaction;
 
 pub use error::NftError;
 pub use fxhash::{FxBuild, FxHasher};
-pub use input::{LocalDetector, NftConfig, NftEndpoint, NftServicePort, Protocol};
+pub use input::{LocalDetector, NftConfig, NftEndpoint, NftEndpointView, NftPort, NftServicePort, Protocol};
 pub use limits::Limits;
 pub use names::{COMMENT_LENGTH_MAX, NAME_LENGTH_MAX};
 pub use object::{

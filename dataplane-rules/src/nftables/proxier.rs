@@ -10,7 +10,7 @@
 //! sync after they aged past the grace period ([`NftProxier::age_stale_chains`]).
 
 use super::error::NftError;
-use super::input::{NftConfig, NftEndpoint, NftServicePort, Protocol};
+use super::input::{NftConfig, NftEndpointView, NftPort, NftServicePort, Protocol};
 use super::limits::Limits;
 use super::names::{hash_and_truncate, push_hash_and_truncate, truncate_comment};
 use super::object::{
@@ -274,6 +274,17 @@ impl NftProxier {
         ports: &[NftServicePort],
         changed: Option<&BTreeSet<String>>,
     ) -> Result<SyncOutput, NftError> {
+        self.sync_from(ports, changed)
+    }
+
+    /// [`NftProxier::sync`] of service ports of any [`NftPort`] type: a proxy model's
+    /// `ports` ([`ServicePortInfo`](crate::ServicePortInfo)) as they are, with no
+    /// conversion to [`NftServicePort`].
+    pub fn sync_from<P: NftPort>(
+        &mut self,
+        ports: &[P],
+        changed: Option<&BTreeSet<String>>,
+    ) -> Result<SyncOutput, NftError> {
         match changed {
             Some(changed) if !self.need_full_sync => {
                 let mut by_service: IndexMap<String, Vec<NftServicePort>> = IndexMap::new();
@@ -283,7 +294,7 @@ impl NftProxier {
                 for p in ports {
                     let key = service_key(p);
                     if let Some(v) = by_service.get_mut(&key) {
-                        v.push(p.clone());
+                        v.push(p.to_nft_port());
                     }
                 }
                 let updates: Vec<ServiceUpdate<'_>> = by_service
@@ -292,12 +303,30 @@ impl NftProxier {
                     .collect();
                 self.sync_partial(&updates)
             }
-            _ => self.sync_full(ports),
+            _ => self.sync_full_from(ports),
         }
     }
 
     /// A full sync of every service port.
     pub fn sync_full(&mut self, ports: &[NftServicePort]) -> Result<SyncOutput, NftError> {
+        self.sync_full_from(ports)
+    }
+
+    /// [`NftProxier::sync_full`] of service ports of any [`NftPort`] type: a proxy model's
+    /// `ports` ([`ServicePortInfo`](crate::ServicePortInfo)) as they are, with no
+    /// conversion to [`NftServicePort`] (the same text, without copying every port's
+    /// names and endpoint lists first).
+    ///
+    /// ```
+    /// use svcnet_rules::nftables::{NftConfig, NftProxier};
+    /// use svcnet_rules::{ProxyConfig, ProxyModel};
+    /// let config = ProxyConfig::new("node-a", "192.168.0.2".parse().unwrap());
+    /// let model = ProxyModel::build(&[], &[], None, &config);
+    /// let mut p = NftProxier::new(NftConfig::from_proxy(&config, false).unwrap());
+    /// let out = p.sync_full_from(&model.ports).unwrap();
+    /// assert!(out.main.render().starts_with("add table ip kube-proxy"));
+    /// ```
+    pub fn sync_full_from<P: NftPort>(&mut self, ports: &[P]) -> Result<SyncOutput, NftError> {
         let r = self.full_inner(ports);
         if r.is_err() {
             // the element store may be half updated: the next sync re-reads the kernel
@@ -306,7 +335,7 @@ impl NftProxier {
         r
     }
 
-    fn full_inner(&mut self, ports: &[NftServicePort]) -> Result<SyncOutput, NftError> {
+    fn full_inner<P: NftPort>(&mut self, ports: &[P]) -> Result<SyncOutput, NftError> {
         let stale_deletion = self.delete_aged_chains();
         let mut tx = Transaction::new(self.config.family, TABLE);
         // about six operations per service port (two elements, a chain added and flushed,
@@ -417,10 +446,10 @@ impl NftProxier {
     /// written (see [`NftProxier::full_inner`]); `limit` gets the first operation that
     /// breaks a limit and how far the operations were checked.
     #[allow(clippy::too_many_arguments)]
-    fn write_full(
+    fn write_full<P: NftPort>(
         &mut self,
         tx: &mut Transaction,
-        ports: &[NftServicePort],
+        ports: &[P],
         existing_chains: &[SharedStr],
         existing_affinity: &[SharedStr],
         state: &mut State,
@@ -432,16 +461,22 @@ impl NftProxier {
         // the ports are written in their order. That holds unless two runs are of the
         // same Service, which their hashes, sorted, show (a collision between different
         // Services only costs the grouping below, which is right in every case).
-        let same = |a: &NftServicePort, b: &NftServicePort| a.name == b.name && a.namespace == b.namespace;
-        let mut run_hashes: Vec<u64> = Vec::with_capacity(ports.len());
-        for (i, p) in ports.iter().enumerate() {
-            if i == 0 || !same(&ports[i - 1], p) {
-                run_hashes.push(self.hash.hash_one((p.namespace.as_str(), p.name.as_str())));
+        let same = |a: &P, b: &P| a.name() == b.name() && a.namespace() == b.namespace();
+        // Ports sorted by Service (as a model's are: by namespace, then name) hold each
+        // Service's ports in one run; otherwise the runs' hashes are compared.
+        let sorted = ports
+            .windows(2)
+            .all(|w| (w[0].namespace(), w[0].name()) <= (w[1].namespace(), w[1].name()));
+        let runs = sorted || {
+            let mut run_hashes: Vec<u64> = Vec::with_capacity(ports.len());
+            for (i, p) in ports.iter().enumerate() {
+                if i == 0 || !same(&ports[i - 1], p) {
+                    run_hashes.push(self.hash.hash_one((p.namespace(), p.name())));
+                }
             }
-        }
-        run_hashes.sort_unstable();
-        let runs = run_hashes.windows(2).all(|w| w[0] != w[1]);
-        drop(run_hashes);
+            run_hashes.sort_unstable();
+            run_hashes.windows(2).all(|w| w[0] != w[1])
+        };
         // the order to write the ports in, when it is not theirs
         let order: Option<Vec<usize>> = (!runs).then(|| self.grouped(ports));
         let port_at = |k: usize| &ports[order.as_ref().map_or(k, |o| o[k])];
@@ -465,12 +500,12 @@ impl NftProxier {
             let svc = port_at(at);
             // `namespace/name` starts the text its last port's chain names were hashed
             // from (still in the scratch buffer): no joining and checking again
-            let len = svc.namespace.len() + 1 + svc.name.len();
+            let len = svc.namespace().len() + 1 + svc.name().len();
             let name = match self.scratch.get(..len) {
                 Some(n) => CompactString::new(n),
-                None => service_name(&svc.namespace, &svc.name),
+                None => service_name(svc.namespace(), svc.name()),
             };
-            debug_assert_eq!(name, service_name(&svc.namespace, &svc.name));
+            debug_assert_eq!(name, service_name(svc.namespace(), svc.name()));
             self.services.insert(name, rec);
             at = end;
         }
@@ -528,16 +563,14 @@ impl NftProxier {
 
     /// The indices of `ports` grouped by Service, Services in order of first appearance
     /// (a Service's ports keep their order).
-    fn grouped(&self, ports: &[NftServicePort]) -> Vec<usize> {
+    fn grouped<P: NftPort>(&self, ports: &[P]) -> Vec<usize> {
         let mut first: HashMap<(&str, &str), u32, KeyedState> =
             HashMap::with_capacity_and_hasher(ports.len(), self.hash);
         let group_of: Vec<u32> = ports
             .iter()
             .map(|p| {
                 let next = first.len() as u32;
-                *first
-                    .entry((p.namespace.as_str(), p.name.as_str()))
-                    .or_insert(next)
+                *first.entry((p.namespace(), p.name())).or_insert(next)
             })
             .collect();
         let mut order: Vec<usize> = (0..ports.len()).collect();
@@ -972,16 +1005,23 @@ impl NftProxier {
                 }
             }
             MapEntry::Vacant(v) => {
+                // (the references are all taken first, one after the other, before the
+                // writes into the store's table: an atomic increment waits for the
+                // writes before it)
                 let key = v.key().clone();
+                let for_tx = (!held).then(|| key.clone());
+                let container = container.clone();
+                let stored = value.clone();
                 v.insert(Entry {
-                    value: value.clone(),
+                    value: stored,
                     refs: 1,
                 });
-                if held {
-                    tx.add_element(kind, container, key, value, comment.map(str::to_owned));
-                } else {
-                    tx.add_element(kind, container, key.clone(), value, comment.map(str::to_owned));
-                    rec.keys.push((c as u8, key));
+                match for_tx {
+                    None => tx.add_element(kind, container, key, value, comment.map(str::to_owned)),
+                    Some(k) => {
+                        tx.add_element(kind, container, k, value, comment.map(str::to_owned));
+                        rec.keys.push((c as u8, key));
+                    }
                 }
             }
         }
@@ -997,24 +1037,19 @@ impl NftProxier {
     }
 
     /// One service port, in `syncProxyRules`' order.
-    fn write_port(
+    fn write_port<P: NftPort>(
         &mut self,
         tx: &mut Transaction,
-        sp: &NftServicePort,
+        sp: &P,
         rec: &mut ServiceRecord,
     ) -> Result<(), NftError> {
-        let proto = sp.protocol.lower();
+        let proto = sp.protocol().lower();
         // `ns/name/proto/port`, in a buffer kept between ports
         let mut hashed = std::mem::take(&mut self.scratch);
         hashed.clear();
-        for (i, part) in [
-            sp.namespace.as_str(),
-            sp.name.as_str(),
-            proto,
-            sp.port_name.as_str(),
-        ]
-        .into_iter()
-        .enumerate()
+        for (i, part) in [sp.namespace(), sp.name(), proto, sp.port_name()]
+            .into_iter()
+            .enumerate()
         {
             if i > 0 {
                 hashed.push('/');
@@ -1032,23 +1067,26 @@ impl NftProxier {
         let cluster_chain = SharedStr::from(name.as_str());
         text.0 = name.into_bytes();
         self.scratch = hashed;
-        let r = self.write_port_rules(tx, sp, rec, &cluster_chain, &mut text);
+        let r = self.write_port_rules(tx, sp, rec, cluster_chain, &mut text);
         self.text = text;
         r
     }
 
     /// The elements, chains and rules of one service port whose service chain is named
     /// `cluster_chain`; `text` is a buffer for keys and rules.
-    fn write_port_rules(
+    fn write_port_rules<P: NftPort>(
         &mut self,
         tx: &mut Transaction,
-        sp: &NftServicePort,
+        sp: &P,
         rec: &mut ServiceRecord,
-        cluster_chain: &SharedStr,
+        cluster_chain_name: SharedStr,
         text: &mut Text,
     ) -> Result<(), NftError> {
+        // (the name itself is handed to its last user, the DNAT rule: one reference
+        // count update fewer)
+        let cluster_chain = &cluster_chain_name;
         let ipx = self.ipx();
-        let proto = sp.protocol.lower();
+        let proto = sp.protocol().lower();
         let name_string = || sp.name_string();
         let base = &cluster_chain.as_str()["service-".len()..];
         self.limits.check_prefixed(
@@ -1060,29 +1098,34 @@ impl NftProxier {
         let local_chain = || prefixed("local-", base);
         let external_chain = || prefixed("external-", base);
         let fw_chain = || prefixed("firewall-", base);
-        let affinity = sp.affinity_timeout;
+        let affinity = sp.affinity_timeout();
         // endpoint chains and affinity sets, by endpoint address
-        let ep_base = |ep: &NftEndpoint| {
-            let ip = ep.ip.to_string().replace(':', ".");
+        let ep_base = |ep: &P::Endpoint| {
+            let ip = ep.ip().to_string().replace(':', ".");
             hash_and_truncate(&format!(
                 "{}/{}/{}/{}__{}/{}",
-                sp.namespace, sp.name, proto, sp.port_name, ip, ep.port
+                sp.namespace(),
+                sp.name(),
+                proto,
+                sp.port_name(),
+                ip,
+                ep.port()
             ))
         };
         let mut ep_names: HashMap<(IpAddr, u16), String, KeyedState> = HashMap::with_hasher(self.hash);
         if affinity.is_some() {
-            for ep in &sp.all_locally_reachable {
+            for ep in sp.all_locally_reachable() {
                 let b = ep_base(ep);
                 self.limits.check_names(
                     &name_string(),
                     &[&format!("endpoint-{b}"), &format!("affinity-{b}")],
                 )?;
-                ep_names.insert((ep.ip, ep.port), b);
+                ep_names.insert((ep.ip(), ep.port()), b);
             }
         }
-        for ep in &sp.all_locally_reachable {
+        for ep in sp.all_locally_reachable() {
             if affinity.is_some() {
-                let b = &ep_names[&(ep.ip, ep.port)];
+                let b = &ep_names[&(ep.ip(), ep.port())];
                 Self::ensure_chain(tx, rec, format!("endpoint-{b}").into());
                 let set = format!("affinity-{b}");
                 let sets = rec.affinity_sets.get_or_insert_default();
@@ -1090,41 +1133,41 @@ impl NftProxier {
                     sets.push(set);
                 }
             }
-            if ep.is_local {
+            if ep.is_local() {
                 text.clear()
-                    .ip(ep.ip)
+                    .ip(ep.ip())
                     .str(" . ")
-                    .ip(ep.ip)
+                    .ip(ep.ip())
                     .str(" . ")
                     .str(proto)
                     .str(" . ")
-                    .dec(ep.port);
+                    .dec(ep.port());
                 let key = text.shared();
                 self.ensure_elem(tx, rec, HAIRPIN, key, None, None);
             }
         }
-        let uses_cluster_chain = !sp.cluster_endpoints.is_empty() && sp.uses_cluster_endpoints;
+        let uses_cluster_chain = !sp.cluster_endpoints().is_empty() && sp.uses_cluster_endpoints();
         if uses_cluster_chain {
             Self::ensure_chain(tx, rec, cluster_chain.clone());
         }
-        let uses_local_chain = !sp.local_endpoints.is_empty() && sp.uses_local_endpoints;
+        let uses_local_chain = !sp.local_endpoints().is_empty() && sp.uses_local_endpoints();
         if uses_local_chain {
             Self::ensure_chain(tx, rec, local_chain().into());
         }
-        let has_endpoints = sp.has_endpoints;
-        let internal_local = sp.internal_policy_local;
+        let has_endpoints = sp.has_endpoints();
+        let internal_local = sp.internal_policy_local();
         let has_internal = if internal_local {
-            has_endpoints && !sp.local_endpoints.is_empty()
+            has_endpoints && !sp.local_endpoints().is_empty()
         } else {
             has_endpoints
         };
-        let external_local = sp.external_policy_local;
+        let external_local = sp.external_policy_local();
         let has_external = if external_local {
-            has_endpoints && !sp.local_endpoints.is_empty()
+            has_endpoints && !sp.local_endpoints().is_empty()
         } else {
             has_endpoints
         };
-        let uses_external_chain = has_endpoints && sp.externally_accessible;
+        let uses_external_chain = has_endpoints && sp.externally_accessible();
         if uses_external_chain {
             Self::ensure_chain(tx, rec, external_chain().into());
         }
@@ -1135,14 +1178,14 @@ impl NftProxier {
         };
         let external_verdict = internal_verdict;
         let goto = |chain: &str| SharedStr::from(prefixed("goto ", chain));
-        let port = sp.port;
+        let port = sp.port();
         // `ADDR . PROTO . PORT`
         let ip_key = |ip: IpAddr| {
             let mut k = Text::with_capacity(48);
             k.ip(ip).str(" . ").str(proto).str(" . ").dec(port);
             k.shared()
         };
-        let cip = text.clear().ip(sp.cluster_ip).shared();
+        let cip = text.clear().ip(sp.cluster_ip()).shared();
         // (the address is in the buffer already)
         let cip_key = text.str(" . ").str(proto).str(" . ").dec(port).shared();
         self.ensure_elem(tx, rec, CLUSTER_IPS, cip, None, None);
@@ -1167,7 +1210,7 @@ impl NftProxier {
                 Some(truncate_comment(&n)),
             );
         }
-        for eip in &sp.external_ips {
+        for eip in sp.external_ips() {
             if has_endpoints {
                 self.ensure_elem(
                     tx,
@@ -1190,11 +1233,11 @@ impl NftProxier {
                 );
             }
         }
-        let uses_fw = !sp.load_balancer_vips.is_empty() && !sp.source_ranges.is_empty();
+        let uses_fw = !sp.load_balancer_vips().is_empty() && !sp.source_ranges().is_empty();
         if uses_fw {
             Self::ensure_chain(tx, rec, fw_chain().into());
         }
-        for lb in &sp.load_balancer_vips {
+        for lb in sp.load_balancer_vips() {
             if has_endpoints {
                 self.ensure_elem(
                     tx,
@@ -1210,7 +1253,7 @@ impl NftProxier {
             }
         }
         if !has_external {
-            for lb in &sp.load_balancer_vips {
+            for lb in sp.load_balancer_vips() {
                 let n = name_string();
                 self.ensure_elem(
                     tx,
@@ -1222,9 +1265,9 @@ impl NftProxier {
                 );
             }
         }
-        if sp.node_port != 0 {
-            let np = sp.node_port;
-            if self.localhost_reject_protocols().contains(&sp.protocol) {
+        if sp.node_port() != 0 {
+            let np = sp.node_port();
+            if self.localhost_reject_protocols().contains(&sp.protocol()) {
                 self.ensure_elem(
                     tx,
                     rec,
@@ -1276,7 +1319,7 @@ impl NftProxier {
         // rules of the chains of a written service
         if uses_external_chain {
             let masq = self.masquerade_rule();
-            if !sp.external_policy_local {
+            if !sp.external_policy_local() {
                 tx.add_rule(&external_chain, masq.clone(), Some("masquerade"));
             } else {
                 if let Some(d) = &self.config.local_detector {
@@ -1304,7 +1347,7 @@ impl NftProxier {
         if uses_fw {
             let mut sources = String::new();
             let mut allow_from_node = false;
-            for (i, r) in sp.source_ranges.iter().enumerate() {
+            for (i, r) in sp.source_ranges().iter().enumerate() {
                 if i > 0 {
                     sources.push_str(" , ");
                 }
@@ -1314,7 +1357,7 @@ impl NftProxier {
                 }
             }
             if allow_from_node {
-                for lb in &sp.load_balancer_vips {
+                for lb in sp.load_balancer_vips() {
                     let _ = write!(sources, " , {lb}");
                 }
             }
@@ -1323,9 +1366,9 @@ impl NftProxier {
         match affinity {
             Some(timeout) => {
                 let addr = if ipx == "ip6" { "ipv6_addr" } else { "ipv4_addr" };
-                for ep in &sp.all_locally_reachable {
+                for ep in sp.all_locally_reachable() {
                     tx.add_set(Set {
-                        name: format!("affinity-{}", ep_names[&(ep.ip, ep.port)]),
+                        name: format!("affinity-{}", ep_names[&(ep.ip(), ep.port())]),
                         set_type: addr.into(),
                         flags: vec![SetFlag::Dynamic, SetFlag::Timeout],
                         timeout: Some(u64::from(timeout)),
@@ -1333,20 +1376,20 @@ impl NftProxier {
                     });
                 }
                 if uses_cluster_chain {
-                    self.write_jumps(tx, &name_string, cluster_chain, &sp.cluster_endpoints, &ep_names)?;
+                    self.write_jumps(tx, &name_string, cluster_chain, sp.cluster_endpoints(), &ep_names)?;
                 }
                 if uses_local_chain {
-                    self.write_jumps(tx, &name_string, &local_chain, &sp.local_endpoints, &ep_names)?;
+                    self.write_jumps(tx, &name_string, &local_chain, sp.local_endpoints(), &ep_names)?;
                 }
-                for ep in &sp.all_locally_reachable {
-                    let b = &ep_names[&(ep.ip, ep.port)];
+                for ep in sp.all_locally_reachable() {
+                    let b = &ep_names[&(ep.ip(), ep.port())];
                     let chain = format!("endpoint-{b}");
                     tx.add_rule(&chain, format!("update @affinity-{b} {{ {ipx} saddr }}"), None);
                     tx.add_rule(
                         &chain,
                         format!(
                             "meta l4proto {proto} dnat to {}",
-                            std::net::SocketAddr::new(ep.ip, ep.port)
+                            std::net::SocketAddr::new(ep.ip(), ep.port())
                         ),
                         None,
                     );
@@ -1357,28 +1400,28 @@ impl NftProxier {
                     self.write_dnats(
                         tx,
                         &name_string,
-                        cluster_chain,
+                        cluster_chain_name,
                         proto,
-                        &sp.cluster_endpoints,
+                        sp.cluster_endpoints(),
                         text,
                     )?;
                 }
                 if uses_local_chain {
                     let local_chain = SharedStr::from(local_chain.as_str());
-                    self.write_dnats(tx, &name_string, &local_chain, proto, &sp.local_endpoints, text)?;
+                    self.write_dnats(tx, &name_string, local_chain, proto, sp.local_endpoints(), text)?;
                 }
             }
         }
         Ok(())
     }
 
-    fn write_dnats(
+    fn write_dnats<E: NftEndpointView>(
         &self,
         tx: &mut Transaction,
         svc: &dyn Fn() -> String,
-        chain: &SharedStr,
+        chain: SharedStr,
         proto: &str,
-        eps: &[NftEndpoint],
+        eps: &[E],
         r: &mut Text,
     ) -> Result<(), NftError> {
         if let [ep] = eps {
@@ -1386,7 +1429,7 @@ impl NftProxier {
                 .str("meta l4proto ")
                 .str(proto)
                 .str(" dnat to ")
-                .socket(ep.ip, ep.port);
+                .socket(ep.ip(), ep.port());
             tx.add_rule(chain, r.shared(), None);
             return Ok(());
         }
@@ -1404,12 +1447,12 @@ impl NftProxier {
         Ok(())
     }
 
-    fn write_jumps(
+    fn write_jumps<E: NftEndpointView>(
         &self,
         tx: &mut Transaction,
         svc: &dyn Fn() -> String,
         chain: &str,
-        eps: &[NftEndpoint],
+        eps: &[E],
         names: &HashMap<(IpAddr, u16), String, KeyedState>,
     ) -> Result<(), NftError> {
         self.limits.check_anonymous(svc, eps.len())?;
@@ -1417,7 +1460,7 @@ impl NftProxier {
         let mut vmap = String::new();
         let _ = write!(vmap, "numgen random mod {} vmap {{ ", eps.len());
         for (i, ep) in eps.iter().enumerate() {
-            let Some(b) = names.get(&(ep.ip, ep.port)) else {
+            let Some(b) = names.get(&(ep.ip(), ep.port())) else {
                 continue;
             };
             tx.add_rule(
@@ -1464,6 +1507,6 @@ fn service_name(namespace: &str, name: &str) -> CompactString {
     key
 }
 
-fn service_key(p: &NftServicePort) -> String {
-    format!("{}/{}", p.namespace, p.name)
+fn service_key<P: NftPort>(p: &P) -> String {
+    format!("{}/{}", p.namespace(), p.name())
 }

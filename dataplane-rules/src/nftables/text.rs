@@ -5,7 +5,9 @@
 //! svcnet's own (no Go counterpart in Kubernetes v1.37.2); it prints numbers and addresses
 //! exactly as Go's `strconv` and `net.IP.String()` (and Rust's `Display`) print them.
 
+#[cfg(test)]
 use super::input::NftEndpoint;
+use super::input::NftEndpointView;
 use super::object::SharedStr;
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -222,14 +224,14 @@ impl Text {
     }
 
     /// The entries of a numgen DNAT map: `0 : ADDR . PORT , 1 : ADDR . PORT ...`.
-    pub(crate) fn map_entries(&mut self, eps: &[NftEndpoint]) -> &mut Self {
-        let v4 = eps.len() <= 1 << 16 && eps.iter().all(|ep| ep.ip.is_ipv4());
+    pub(crate) fn map_entries<E: NftEndpointView>(&mut self, eps: &[E]) -> &mut Self {
+        let v4 = eps.len() <= 1 << 16 && eps.iter().all(|ep| ep.ip().is_ipv4());
         if v4 {
             // each entry's piece, with the bytes written past its end: no growing on the way
             self.0.reserve(eps.len() * 40);
         }
         for (i, ep) in eps.iter().enumerate() {
-            match ep.ip {
+            match ep.ip() {
                 IpAddr::V4(ip) if v4 => {
                     // `, I : A.B.C.D . P`: at most 34 bytes (and 3 written past the end)
                     self.piece::<40>(|p| {
@@ -240,14 +242,18 @@ impl Text {
                         p.put3(b" : ");
                         p.v4(ip);
                         p.put3(b" . ");
-                        p.dec16(ep.port);
+                        p.dec16(ep.port());
                     });
                 }
                 _ => {
                     if i > 0 {
                         self.str(" , ");
                     }
-                    self.dec(i as u64).str(" : ").ip(ep.ip).str(" . ").dec(ep.port);
+                    self.dec(i as u64)
+                        .str(" : ")
+                        .ip(ep.ip())
+                        .str(" . ")
+                        .dec(ep.port());
                 }
             }
         }

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 use svcnet_model::{Node, ObjectMeta};
-use svcnet_rules::nftables::{NftConfig, NftProxier, NftServicePort, SyncOutput};
+use svcnet_rules::nftables::{NftConfig, NftProxier, SyncOutput};
 use svcnet_rules::{ProxyConfig, ProxyModel};
 
 use super::{Args, History, Print, RulesFormat, Step};
@@ -172,10 +172,9 @@ pub fn replay(
             Some(&node),
             config,
         );
-        let ports: Vec<NftServicePort> = model.ports.iter().map(NftServicePort::from).collect();
         let cur = fingerprints(&model, step);
         let diff = changed(&prev, &cur);
-        let out = match proxier.sync(&ports, Some(&diff)) {
+        let out = match proxier.sync_from(&model.ports, Some(&diff)) {
             Ok(o) => o,
             Err(e) => {
                 eprintln!("svcnet: rules: the nftables sync failed: {e}");
