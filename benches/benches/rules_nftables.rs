@@ -7,7 +7,8 @@
 //!   (`oracle_nft::port`): neither the proxy model nor its conversion is timed;
 //! - `full: model + rules + text`: what `svcnet rules --backend nftables` does for one
 //!   full sync, from the Kubernetes objects (`oracle::cluster`'s Services and
-//!   EndpointSlices): the proxy model built (`ProxyModel::build`), its service ports
+//!   EndpointSlices): the proxy model built (`ProxyModel::build_without_slice_digests`,
+//!   as the CLI builds it for nftables, which never reads slice digests), its service ports
 //!   handed as they are to a fresh proxier (`sync_full_from`; `NftConfig::from_proxy` of
 //!   `oracle_nft::proxy_config`, the same node as `oracle_nft::config`), the full sync and
 //!   its text. Before timing, its text is checked to equal the first one's (whose ports
@@ -40,7 +41,7 @@ fn model_to_text(
     node: &Node,
     proxy: &ProxyConfig,
 ) -> ModelAndText {
-    let model = ProxyModel::build(services, slices, Some(node), proxy);
+    let model = ProxyModel::build_without_slice_digests(services, slices, Some(node), proxy);
     let mut p = NftProxier::new(NftConfig::from_proxy(proxy, false).unwrap());
     let out = p.sync_full_from(&model.ports).unwrap();
     let text = out.main.render();

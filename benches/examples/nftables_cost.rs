@@ -70,7 +70,7 @@ fn main() {
         let node = node_of(&proxy);
         match rest {
             "" => {
-                let model = ProxyModel::build(&services, &slices, Some(&node), &proxy);
+                let model = ProxyModel::build_without_slice_digests(&services, &slices, Some(&node), &proxy);
                 for _ in 0..n {
                     let r = from_model(black_box(&model), &proxy);
                     black_box(r.2.len());
@@ -78,7 +78,7 @@ fn main() {
                 }
             }
             "-text" => {
-                let model = ProxyModel::build(&services, &slices, Some(&node), &proxy);
+                let model = ProxyModel::build_without_slice_digests(&services, &slices, Some(&node), &proxy);
                 print!("{}", from_model(&model, &proxy).2);
             }
             "-time" => {
@@ -87,7 +87,12 @@ fn main() {
                 let mut on_cpu = Vec::new();
                 for _ in 0..n.max(1) {
                     let start = std::time::Instant::now();
-                    let model = ProxyModel::build(black_box(&services), &slices, Some(&node), &proxy);
+                    let model = ProxyModel::build_without_slice_digests(
+                        black_box(&services),
+                        &slices,
+                        Some(&node),
+                        &proxy,
+                    );
                     let built = std::time::Instant::now();
                     let cpu = cpu_ns();
                     let r = from_model(&model, &proxy);

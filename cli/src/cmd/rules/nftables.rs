@@ -166,7 +166,7 @@ pub fn replay(
             },
             ..Default::default()
         };
-        let model = ProxyModel::build(
+        let model = ProxyModel::build_without_slice_digests(
             &step.objects.services,
             &step.objects.endpoint_slices,
             Some(&node),
