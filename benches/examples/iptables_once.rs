@@ -1,7 +1,8 @@
 //! Profiling aid (not a benchmark): builds the oracle cluster's proxy model once, then runs the
 //! iptables full sync and its restore text N times (default 1) in a function of its own, for
 //! `valgrind --tool=callgrind --toggle-collect=*sync_text_once*`. `SVCNET_IPT_DUMP=FILE` writes
-//! the restore text out.
+//! the restore text out. `SVCNET_IPT_SPLIT=1` times the sync, the text and freeing both apart
+//! (best of N each; with `SVCNET_IPT_REUSE=1` the text is written into one reused `String`).
 
 use svcnet_benches::oracle::{cluster, config};
 use svcnet_rules::ProxyModel;
@@ -21,6 +22,30 @@ fn main() {
     let model = ProxyModel::build(&services, &slices, None, &config);
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1);
     let mut best = u128::MAX;
+    if std::env::var_os("SVCNET_IPT_SPLIT").is_some() {
+        let (mut bs, mut bt, mut bd) = (u128::MAX, u128::MAX, u128::MAX);
+        let mut reuse = String::new();
+        for _ in 0..n {
+            let t = std::time::Instant::now();
+            let (tx, state) = sync(None, &model, &settings);
+            let a = t.elapsed().as_micros();
+            let text = if std::env::var_os("SVCNET_IPT_REUSE").is_some() {
+                reuse.clear();
+                tx.write_to(&mut reuse);
+                String::new()
+            } else {
+                tx.to_restore_text()
+            };
+            let b = t.elapsed().as_micros();
+            drop((tx, state, text));
+            let c = t.elapsed().as_micros();
+            bs = bs.min(a);
+            bt = bt.min(b - a);
+            bd = bd.min(c - b);
+        }
+        eprintln!("best sync {bs} us, text {bt} us, drop {bd} us");
+        return;
+    }
     for _ in 0..n {
         let t = std::time::Instant::now();
         let out = sync_text_once(&model, &settings);

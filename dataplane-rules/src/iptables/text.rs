@@ -161,8 +161,20 @@ impl Lines {
         }
     }
 
+    /// A whole rule.
+    pub(crate) fn rule(&mut self, chain: Chain, matches: &[Match], target: &Target) {
+        self.begin(chain);
+        for m in matches {
+            write_match(&mut self.text, m);
+        }
+        write_target(&mut self.text, target);
+        self.end(chain);
+    }
+}
+
+impl<T> Lines<T> {
     /// Records lines of `chain` ending at `end` in the text, appended by the caller (as
-    /// [`end`](Self::end) does line by line).
+    /// [`end`](Lines::end) does line by line).
     #[inline]
     pub(crate) fn add_run(&mut self, chain: Chain, end: usize, lines: u32) {
         let end = u32::try_from(end).unwrap_or(u32::MAX);
@@ -173,16 +185,6 @@ impl Lines {
             }
             _ => self.runs.push(Run { chain, end, lines }),
         }
-    }
-
-    /// A whole rule.
-    pub(crate) fn rule(&mut self, chain: Chain, matches: &[Match], target: &Target) {
-        self.begin(chain);
-        for m in matches {
-            write_match(&mut self.text, m);
-        }
-        write_target(&mut self.text, target);
-        self.end(chain);
     }
 }
 
@@ -234,7 +236,31 @@ pub(crate) struct PortText {
     /// Chains the body writes to without declaring them (kube-proxy would too).
     pub(crate) extra: Vec<Chain>,
     /// The creation order of `chains`, then `extra`, in the tables (set by syncs).
-    pub(crate) seqs: Vec<u64>,
+    pub(crate) seqs: Seqs,
+}
+
+/// The creation order of a port's chains in the tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Seqs {
+    /// Consecutive, from this one (every chain new to the tables: no list to allocate).
+    From(u64),
+    /// Each chain's, in order.
+    List(Vec<u64>),
+}
+
+impl Default for Seqs {
+    fn default() -> Self {
+        Seqs::List(Vec::new())
+    }
+}
+
+impl Seqs {
+    /// Keeps the first `n`.
+    pub(crate) fn truncate(&mut self, n: usize) {
+        if let Seqs::List(l) = self {
+            l.truncate(n);
+        }
+    }
 }
 
 impl PortText {
@@ -261,6 +287,26 @@ impl PortText {
     /// `chains` then `extra`.
     pub(crate) fn all_chains(&self) -> impl Iterator<Item = Chain> + '_ {
         self.chains.iter().chain(&self.extra).copied()
+    }
+
+    /// [`all_chains`](Self::all_chains) with their creation order (those that have one).
+    pub(crate) fn chain_seqs(&self) -> impl Iterator<Item = (Chain, u64)> + '_ {
+        let (from, list) = match &self.seqs {
+            Seqs::From(s) => (Some(*s), &[][..]),
+            Seqs::List(l) => (None, l.as_slice()),
+        };
+        let n = if from.is_some() {
+            self.chains.len() + self.extra.len()
+        } else {
+            list.len()
+        };
+        self.all_chains().take(n).enumerate().map(move |(i, c)| {
+            let seq = match from {
+                Some(s) => s + i as u64,
+                None => list.get(i).copied().unwrap_or(0),
+            };
+            (c, seq)
+        })
     }
 }
 
