@@ -176,6 +176,7 @@ impl Transaction {
         }
         let text = TxText {
             ports: PortList::default(),
+            shared: Vec::new(),
             written: Written::All,
             filter_decls: filter.chains.clone(),
             filter_pre: lines_of(&filter),
@@ -505,6 +506,7 @@ pub(crate) fn tx_text(
     );
     TxText {
         ports,
+        shared: Vec::new(),
         written,
         filter_decls,
         filter_pre,
@@ -645,7 +647,17 @@ pub(crate) fn render_port(
     } else {
         Lines::default()
     };
-    service_port_rules(port, settings, large, &mut out, &mut lines, body, scratch);
+    let mut head = Lines::with_capacity(
+        160 * (1 + port.external_ips.len() + port.load_balancer_vips.len()),
+        2,
+    );
+    service_port_rules(
+        port, settings, large, &mut out, &mut head, &mut lines, body, false, scratch,
+    );
+    out.head = Lines {
+        text: Text::Own(head.text),
+        runs: head.runs,
+    };
     if body {
         let mut d = Vec::with_capacity(out.chains.iter().map(|c| decl_len(*c)).sum());
         port_decls(&out.chains, &mut d);
@@ -662,10 +674,7 @@ pub(crate) fn render_port(
 fn new_port(port: &ServicePortInfo) -> PortText {
     PortText {
         filter: Lines::default(),
-        head: Lines::with_capacity(
-            160 * (1 + port.external_ips.len() + port.load_balancer_vips.len()),
-            2,
-        ),
+        head: Lines::default(),
         body: Lines::default(),
         chains: Vec::with_capacity(2 + port.all_locally_reachable.len()),
         decls: Text::default(),
@@ -680,36 +689,56 @@ pub(crate) fn body_estimate(port: &ServicePortInfo) -> usize {
     400 + 420 * eps
 }
 
-/// Where [`render_port_into`] wrote a port's text in the shared buffer: its rules from `.0`
-/// to `.1`, its declarations from `.1` to `.2`.
-pub(crate) type Place = (u32, u32, u32);
+/// Where [`render_port_into`] wrote a port's text in the shared buffers: in the rules buffer,
+/// its `head` lines from `.0` to `.1`, its own chains' rules from `.1` to `.2`; in the
+/// declarations buffer, its declarations from `.3` to `.4`.
+pub(crate) type Place = [u32; 5];
 
-/// Renders one service port with its rules and declarations appended to `shared` (a buffer
-/// rendered for many ports; `shared.runs` is left empty). The port's `body` and `decls` are
-/// left empty: they are the ranges of `shared` returned, set once the buffer is complete.
+/// Buffers shared by the ports of a full sync: every port's `head` and own chains' rules, one
+/// port after another (as the nat table's rules of a full payload run), and their chain
+/// declarations likewise. `head.runs` and `rules.runs` are left empty.
+#[derive(Debug, Default)]
+pub(crate) struct SharedText {
+    pub(crate) rules: Lines<Vec<u8>>,
+    pub(crate) decls: Vec<u8>,
+    /// The `head` lines of the port being rendered.
+    pub(crate) head: Lines,
+}
+
+/// Renders one service port with its rules and declarations appended to `shared`. The port's
+/// `head`, `body` and `decls` texts are left empty: they are the ranges of the buffers
+/// returned, set once the buffers are complete.
 pub(crate) fn render_port_into(
     port: &ServicePortInfo,
     settings: &IptablesSettings,
     large: bool,
     scratch: &mut Scratch,
-    shared: &mut Lines<Vec<u8>>,
+    shared: &mut SharedText,
 ) -> (PortText, Place) {
     let mut out = new_port(port);
-    shared.runs.clear();
-    let start = shared.text.len();
-    service_port_rules(port, settings, large, &mut out, shared, true, scratch);
-    let mid = shared.text.len();
-    port_decls(&out.chains, &mut shared.text);
-    let end = shared.text.len();
-    let base = u32::try_from(start).unwrap_or(u32::MAX);
-    let mut runs = Vec::with_capacity(shared.runs.len());
-    runs.extend(shared.runs.drain(..).map(|r| Run {
+    let SharedText { rules, decls, head } = shared;
+    rules.runs.clear();
+    head.text.clear();
+    head.runs.clear();
+    let start = rules.text.len();
+    let body_start = service_port_rules(port, settings, large, &mut out, head, rules, true, true, scratch);
+    let end = rules.text.len();
+    let decls_start = decls.len();
+    port_decls(&out.chains, decls);
+    let decls_end = decls.len();
+    let base = u32::try_from(body_start).unwrap_or(u32::MAX);
+    let mut runs = Vec::with_capacity(rules.runs.len());
+    runs.extend(rules.runs.drain(..).map(|r| Run {
         end: r.end - base,
         ..r
     }));
     out.body.runs = runs;
+    out.head.runs = std::mem::take(&mut head.runs);
     let at = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-    (out, (at(start), at(mid), at(end)))
+    (
+        out,
+        [at(start), at(body_start), at(end), at(decls_start), at(decls_end)],
+    )
 }
 
 /// Renders the declarations of a port's chains, as bytes.
@@ -728,16 +757,21 @@ fn port_decls(chains: &[Chain], d: &mut Vec<u8>) {
     }
 }
 
-/// The rules of one service port (the body of `syncProxyRules`' service loop).
+/// The rules of one service port (the body of `syncProxyRules`' service loop): the filter
+/// rules into `out`, the nat rules every sync writes into `head`, the port's own chains' rules
+/// appended to `body` (after a copy of `head`'s text with `head_first`). Returns where the own
+/// chains' rules start in `body`.
 fn service_port_rules(
     port: &ServicePortInfo,
     settings: &IptablesSettings,
     large: bool,
     out: &mut PortText,
+    head: &mut Lines,
     body: &mut Lines<Vec<u8>>,
     write_chains: bool,
+    head_first: bool,
     scratch: &mut Scratch,
-) {
+) -> usize {
     let s = Name {
         text: port.name_string.as_str(),
         shared: OnceCell::new(),
@@ -789,12 +823,12 @@ fn service_port_rules(
         write_ip(m, port.cluster_ip);
         m.push_str(" --dport ");
         push_u32(m, u32::from(port.port));
-        let t = &mut out.head.text;
+        let t = &mut head.text;
         t.push_str("-A KUBE-SERVICES");
         t.push_str(m);
         t.push_str(" -j ");
         internal_chain.write_to(t);
-        out.head.end(KUBE_SERVICES);
+        head.end(KUBE_SERVICES);
     } else {
         out.filter.rule(
             KUBE_SERVICES,
@@ -810,7 +844,7 @@ fn service_port_rules(
     // 2. External IPs.
     for ip in &port.external_ips {
         if has_endpoints {
-            out.head.rule(
+            head.rule(
                 KUBE_SERVICES,
                 &[
                     Match::Comment(Comment::Around("", s.shared(), " external IP")),
@@ -837,7 +871,7 @@ fn service_port_rules(
     // 3. Load-balancer VIPs.
     for ip in &port.load_balancer_vips {
         if has_endpoints {
-            out.head.rule(
+            head.rule(
                 KUBE_SERVICES,
                 &[
                     Match::Comment(Comment::Around("", s.shared(), " loadbalancer IP")),
@@ -879,7 +913,7 @@ fn service_port_rules(
     if port.node_port != 0 {
         if has_endpoints {
             if settings.localhost_nodeports && settings.family == IpFamily::V4 && settings.nfacct {
-                out.head.rule(
+                head.rule(
                     KUBE_NODEPORTS,
                     &[
                         Match::Comment(Comment::Service(s.shared())),
@@ -894,7 +928,7 @@ fn service_port_rules(
                     &Target::Jump(chains.ext),
                 );
             }
-            out.head.rule(
+            head.rule(
                 KUBE_NODEPORTS,
                 &[
                     Match::Comment(Comment::Service(s.shared())),
@@ -948,7 +982,7 @@ fn service_port_rules(
         for ep in &port.all_locally_reachable {
             out.chains.push(endpoint_chain_with(port, ep, &mut scratch.text));
         }
-        return;
+        return body.text.len();
     }
 
     // Steps 7 to 9 are rendered into a scratch buffer, then appended to the port's text.
@@ -1084,7 +1118,11 @@ fn service_port_rules(
             &Target::None,
         );
     }
-    let base = dest.text.len();
+    if head_first {
+        dest.text.extend_from_slice(head.text.as_bytes());
+    }
+    let body_start = dest.text.len();
+    let base = body_start;
     dest.text.extend_from_slice(pre.text.as_bytes());
     for r in &pre.runs {
         dest.add_run(r.chain, base + r.end as usize, r.lines);
@@ -1115,6 +1153,7 @@ fn service_port_rules(
     if body.runs.first().is_some_and(|r| r.chain == internal_chain) && !out.chains.contains(&internal_chain) {
         out.extra.push(internal_chain);
     }
+    body_start
 }
 
 /// The endpoint chains of a port's locally reachable endpoints (every endpoint a policy chain

@@ -19,11 +19,12 @@ use serde::Serialize;
 
 use super::blocks::{BLOCK_PORTS, Block, ListBuilder, PortList, ServiceRec};
 use super::build::{
-    IptablesSettings, Place, Scratch, Transaction, body_estimate, render_port, render_port_into, text_of,
-    tx_text,
+    IptablesSettings, Place, Scratch, SharedText, Transaction, body_estimate, render_port, render_port_into,
+    text_of, tx_text,
 };
 use super::text::{
-    Lines, PortText, Seqs, Text, TxText, Typed, Written, fix_probabilities, parse_table, write_decl,
+    Lines, PortText, Seqs, SharedBuffers, Text, TxText, Typed, Written, fix_probabilities, parse_table,
+    write_decl,
 };
 use super::types::*;
 use crate::proxy::model::Digests;
@@ -541,6 +542,7 @@ pub fn sync_owned(
         // sync, when its settings were these.
         (Some(t), Some(s)) if s == settings => TxText {
             ports: PortList::default(),
+            shared: Vec::new(),
             written: Written::All,
             filter_decls: t.filter_decls.clone(),
             filter_pre: t.filter_pre.clone(),
@@ -617,11 +619,13 @@ pub fn sync_owned(
         while w.i < digests.digests.len() {
             w.insert();
         }
-        w.out.finish()
+        (w.out.finish(), Vec::new())
     };
+    let (ports, shared) = ports;
     stale.sort_unstable();
     stale.dedup();
     text.ports = ports;
+    text.shared = shared;
     text.written = if full {
         Written::All
     } else {
@@ -715,26 +719,32 @@ fn full_ports(
     large: bool,
     next_seq: &mut u64,
     stale: &mut Vec<Chain>,
-) -> PortList {
+) -> (PortList, Vec<SharedBuffers>) {
     let existing: FastMap<Chain, u64> = old.iter().flat_map(|p| p.chain_seqs()).collect();
     let mut scratch = Scratch::default();
     let mut ports: Vec<PortText> = Vec::with_capacity(model.ports.len());
     // The ports' own chains are rendered into buffers of about `SHARED` bytes, each shared by
     // the ports rendered into it (a few allocations in all, rather than some per port).
     const SHARED: usize = 256 * 1024;
-    // Rendered as bytes, each buffer checked as text once, when complete.
-    let mut buffers: Vec<String> = Vec::new();
+    // Rendered as bytes, each buffer checked as text once, when complete; the declarations
+    // into a buffer of their own beside each (so that both read as runs of the payload).
+    let mut buffers: Vec<(String, String)> = Vec::new();
     let mut places: Vec<(usize, Place)> = Vec::with_capacity(model.ports.len());
-    let mut shared: Lines<Vec<u8>> = Lines {
-        text: Vec::new(),
-        runs: Vec::with_capacity(16),
+    let mut shared = SharedText {
+        rules: Lines {
+            text: Vec::new(),
+            runs: Vec::with_capacity(16),
+        },
+        decls: Vec::new(),
+        head: Lines::with_capacity(512, 4),
     };
     for port in &model.ports {
         let need = body_estimate(port);
-        if shared.text.len() + need > shared.text.capacity() {
-            let full = std::mem::replace(&mut shared.text, Vec::with_capacity(need.max(SHARED)));
-            if !full.is_empty() {
-                buffers.push(text_of(full));
+        if shared.rules.text.len() + need > shared.rules.text.capacity() {
+            let full = std::mem::replace(&mut shared.rules.text, Vec::with_capacity(need.max(SHARED)));
+            let decls = std::mem::replace(&mut shared.decls, Vec::with_capacity(need.max(SHARED) / 4));
+            if !full.is_empty() || !decls.is_empty() {
+                buffers.push((text_of(full), text_of(decls)));
             }
         }
         let (mut p, place) = render_port_into(port, settings, large, &mut scratch, &mut shared);
@@ -742,12 +752,19 @@ fn full_ports(
         assign_seqs(&mut p, &existing, next_seq);
         ports.push(p);
     }
-    buffers.push(text_of(shared.text));
-    let buffers: Vec<Arc<String>> = buffers.into_iter().map(Arc::new).collect();
-    for (p, &(b, (start, mid, end))) in ports.iter_mut().zip(&places) {
+    buffers.push((text_of(shared.rules.text), text_of(shared.decls)));
+    let buffers: Vec<SharedBuffers> = buffers
+        .into_iter()
+        .map(|(rules, decls)| SharedBuffers {
+            rules: Arc::new(rules),
+            decls: Arc::new(decls),
+        })
+        .collect();
+    for (p, &(b, [head, start, end, d_start, d_end])) in ports.iter_mut().zip(&places) {
         if let Some(buf) = buffers.get(b) {
-            p.body.text = Text::Shared(buf.clone(), start, mid);
-            p.decls = Text::Shared(buf.clone(), mid, end);
+            p.head.text = Text::Shared(buf.rules.clone(), head, start);
+            p.body.text = Text::Shared(buf.rules.clone(), start, end);
+            p.decls = Text::Shared(buf.decls.clone(), d_start, d_end);
         }
     }
     if !existing.is_empty() {
@@ -779,7 +796,7 @@ fn full_ports(
         );
         start = end;
     }
-    out.finish()
+    (out.finish(), buffers)
 }
 
 /// A partial sync's walk over the prior blocks and the model's Services (both sorted by

@@ -226,7 +226,7 @@ impl<T: Deref<Target = str>> Lines<T> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct PortText {
     pub(crate) filter: Lines,
-    pub(crate) head: Lines,
+    pub(crate) head: Lines<Text>,
     pub(crate) body: Lines<Text>,
     /// The chains declared (and kept active), in declaration order.
     pub(crate) chains: Vec<Chain>,
@@ -318,10 +318,23 @@ pub(crate) enum Written {
     Some(Vec<u32>),
 }
 
+/// The buffers a full sync rendered its ports into (see
+/// [`SharedText`](super::build::SharedText)): every port's `head` and own chains' rules, in
+/// order, and their declarations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SharedBuffers {
+    pub(crate) rules: Arc<String>,
+    pub(crate) decls: Arc<String>,
+}
+
 /// A restore payload as text pieces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TxText {
     pub(crate) ports: PortList,
+    /// With every port written (a full sync's), the buffers holding, one after another, all
+    /// the ports' `head` and own chains' rules and all their declarations (empty when the
+    /// ports' text is not laid out so: it is then written port by port).
+    pub(crate) shared: Vec<SharedBuffers>,
     pub(crate) written: Written,
     pub(crate) filter_decls: Vec<Chain>,
     pub(crate) filter_pre: Lines,
@@ -345,6 +358,11 @@ pub(crate) fn write_decl(out: &mut String, c: Chain) {
 }
 
 impl TxText {
+    /// Whether every port is written and [`shared`](Self::shared) holds their text in order.
+    pub(crate) fn laid_out(&self) -> bool {
+        !self.shared.is_empty() && matches!(self.written, Written::All)
+    }
+
     /// Each port with whether it writes its chains.
     pub(crate) fn ports_written(&self) -> impl Iterator<Item = (&PortText, bool)> {
         let mut next = 0usize;
@@ -414,19 +432,32 @@ impl TxText {
         for c in &self.nat_decls {
             write_decl(out, *c);
         }
-        for (p, w) in self.ports_written() {
-            if w {
-                p.write_decls(out);
+        let laid_out = self.laid_out();
+        if laid_out {
+            for b in &self.shared {
+                out.push_str(&b.decls);
+            }
+        } else {
+            for (p, w) in self.ports_written() {
+                if w {
+                    p.write_decls(out);
+                }
             }
         }
         for c in &self.stale {
             write_decl(out, *c);
         }
         out.push_str(&self.nat_pre.text);
-        for (p, w) in self.ports_written() {
-            out.push_str(&p.head.text);
-            if w {
-                out.push_str(&p.body.text);
+        if laid_out {
+            for b in &self.shared {
+                out.push_str(&b.rules);
+            }
+        } else {
+            for (p, w) in self.ports_written() {
+                out.push_str(&p.head.text);
+                if w {
+                    out.push_str(&p.body.text);
+                }
             }
         }
         for c in &self.stale {
@@ -448,8 +479,11 @@ impl TxText {
         };
         pre.write_chain(chain, out);
         for p in self.ports.iter() {
-            let l = if nat { &p.head } else { &p.filter };
-            l.write_chain(chain, out);
+            if nat {
+                p.head.write_chain(chain, out);
+            } else {
+                p.filter.write_chain(chain, out);
+            }
         }
         post.write_chain(chain, out);
     }
