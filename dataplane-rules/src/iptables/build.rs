@@ -761,6 +761,7 @@ fn port_decls(chains: &[Chain], d: &mut Vec<u8>) {
 /// rules into `out`, the nat rules every sync writes into `head`, the port's own chains' rules
 /// appended to `body` (after a copy of `head`'s text with `head_first`). Returns where the own
 /// chains' rules start in `body`.
+#[allow(clippy::too_many_arguments)]
 fn service_port_rules(
     port: &ServicePortInfo,
     settings: &IptablesSettings,
