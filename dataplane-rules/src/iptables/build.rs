@@ -12,7 +12,7 @@ use svcnet_topology::IpFamily;
 
 use super::blocks::PortList;
 use super::text::{
-    Lines, PortText, Run, Seqs, Text, TxText, Typed, Written, decl_len, fix_probabilities, parse_table,
+    Lines, Many, PortText, Run, Seqs, Text, TxText, Typed, Written, decl_len, fix_probabilities, parse_table,
 };
 use super::types::*;
 use crate::error::RulesError;
@@ -665,7 +665,7 @@ pub(crate) fn render_port(
     }
     out.body = Lines {
         text: Text::Own(text_of(lines.text)),
-        runs: lines.runs,
+        runs: Many::Own(lines.runs),
     };
     out
 }
@@ -676,7 +676,7 @@ fn new_port(port: &ServicePortInfo) -> PortText {
         filter: Lines::default(),
         head: Lines::default(),
         body: Lines::default(),
-        chains: Vec::with_capacity(2 + port.all_locally_reachable.len()),
+        chains: Many::Own(Vec::with_capacity(2 + port.all_locally_reachable.len())),
         decls: Text::default(),
         extra: Vec::new(),
         seqs: Seqs::default(),
@@ -690,9 +690,10 @@ pub(crate) fn body_estimate(port: &ServicePortInfo) -> usize {
 }
 
 /// Where [`render_port_into`] wrote a port's text in the shared buffers: in the rules buffer,
-/// its `head` lines from `.0` to `.1`, its own chains' rules from `.1` to `.2`; in the
-/// declarations buffer, its declarations from `.3` to `.4`.
-pub(crate) type Place = [u32; 5];
+/// its `head` lines from `[0]` to `[1]`, its own chains' rules from `[1]` to `[2]`; in the
+/// declarations buffer, its declarations from `[3]` to `[4]`; its chains in the chain list
+/// from `[5]` to `[6]`, its own chains' runs in the run list from `[7]` to `[8]`.
+pub(crate) type Place = [u32; 9];
 
 /// Buffers shared by the ports of a full sync: every port's `head` and own chains' rules, one
 /// port after another (as the nat table's rules of a full payload run), and their chain
@@ -701,8 +702,14 @@ pub(crate) type Place = [u32; 5];
 pub(crate) struct SharedText {
     pub(crate) rules: Lines<Vec<u8>>,
     pub(crate) decls: Vec<u8>,
+    /// Every port's chains, one port after another.
+    pub(crate) chains: Vec<Chain>,
+    /// Every port's own chains' runs (each from the start of its rules), likewise.
+    pub(crate) runs: Vec<Run>,
     /// The `head` lines of the port being rendered.
     pub(crate) head: Lines,
+    /// The chains of the port being rendered.
+    pub(crate) port_chains: Vec<Chain>,
 }
 
 /// Renders one service port with its rules and declarations appended to `shared`. The port's
@@ -716,10 +723,19 @@ pub(crate) fn render_port_into(
     shared: &mut SharedText,
 ) -> (PortText, Place) {
     let mut out = new_port(port);
-    let SharedText { rules, decls, head } = shared;
+    let SharedText {
+        rules,
+        decls,
+        chains,
+        runs,
+        head,
+        port_chains,
+    } = shared;
     rules.runs.clear();
     head.text.clear();
     head.runs.clear();
+    port_chains.clear();
+    out.chains = Many::Own(std::mem::take(port_chains));
     let start = rules.text.len();
     let body_start = service_port_rules(port, settings, large, &mut out, head, rules, true, true, scratch);
     let end = rules.text.len();
@@ -727,17 +743,30 @@ pub(crate) fn render_port_into(
     port_decls(&out.chains, decls);
     let decls_end = decls.len();
     let base = u32::try_from(body_start).unwrap_or(u32::MAX);
-    let mut runs = Vec::with_capacity(rules.runs.len());
+    let (runs_start, chains_start) = (runs.len(), chains.len());
     runs.extend(rules.runs.drain(..).map(|r| Run {
         end: r.end - base,
         ..r
     }));
-    out.body.runs = runs;
+    chains.extend_from_slice(&out.chains);
+    if let Many::Own(v) = std::mem::take(&mut out.chains) {
+        *port_chains = v;
+    }
     out.head.runs = std::mem::take(&mut head.runs);
     let at = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     (
         out,
-        [at(start), at(body_start), at(end), at(decls_start), at(decls_end)],
+        [
+            at(start),
+            at(body_start),
+            at(end),
+            at(decls_start),
+            at(decls_end),
+            at(chains_start),
+            at(chains.len()),
+            at(runs_start),
+            at(runs.len()),
+        ],
     )
 }
 
@@ -779,6 +808,11 @@ fn service_port_rules(
     };
     let proto = port.protocol;
     let chains = ServiceChains::of(port);
+    // The chains declared, in order (into the list `out` has).
+    let mut chain_list = match std::mem::take(&mut out.chains) {
+        Many::Own(v) => v,
+        shared => shared.to_vec(),
+    };
     let has_endpoints = port.has_endpoints;
     let has_internal = port.has_internal_endpoints();
     let has_external = port.has_external_endpoints();
@@ -969,20 +1003,21 @@ fn service_port_rules(
     // are computed.
     if !write_chains {
         if port.uses_external_traffic() {
-            out.chains.push(chains.ext);
+            chain_list.push(chains.ext);
         }
         if uses_fw {
-            out.chains.push(chains.fw);
+            chain_list.push(chains.fw);
         }
         if port.uses_cluster_policy() {
-            out.chains.push(chains.svc);
+            chain_list.push(chains.svc);
         }
         if port.uses_local_policy() {
-            out.chains.push(chains.svl);
+            chain_list.push(chains.svl);
         }
         for ep in &port.all_locally_reachable {
-            out.chains.push(endpoint_chain_with(port, ep, &mut scratch.text));
+            chain_list.push(endpoint_chain_with(port, ep, &mut scratch.text));
         }
+        out.chains = Many::Own(chain_list);
         return body.text.len();
     }
 
@@ -1015,7 +1050,7 @@ fn service_port_rules(
     }
     // 8. External-traffic chain.
     if port.uses_external_traffic() {
-        out.chains.push(chains.ext);
+        chain_list.push(chains.ext);
         if !port.external_policy_local {
             body.rule(
                 chains.ext,
@@ -1075,7 +1110,7 @@ fn service_port_rules(
     }
     // 9. Firewall chain.
     if uses_fw {
-        out.chains.push(chains.fw);
+        chain_list.push(chains.fw);
         let lb = Comment::Around("", s.shared(), " loadbalancer IP");
         let mut allow_from_node = false;
         for cidr in &port.load_balancer_source_ranges {
@@ -1138,22 +1173,23 @@ fn service_port_rules(
     let scratch = &*scratch;
     for (chain, (end, lines)) in [cluster, local].into_iter().zip(scratch.policy) {
         if let Some(chain) = chain {
-            out.chains.push(chain);
+            chain_list.push(chain);
             if lines > 0 {
                 body.add_run(chain, end, lines);
             }
         }
     }
     // 11. Endpoint chains: their rules, rendered after the policy chains'.
-    out.chains.extend_from_slice(&scratch.seps);
+    chain_list.extend_from_slice(&scratch.seps);
     for (sp, &chain) in scratch.spans.iter().zip(&scratch.seps) {
         body.add_run(chain, sp.rules_end, 2);
     }
     // A masquerade rule for an internal chain that is not declared (kube-proxy writes it all
     // the same): the chain is created by the rule.
-    if body.runs.first().is_some_and(|r| r.chain == internal_chain) && !out.chains.contains(&internal_chain) {
+    if body.runs.first().is_some_and(|r| r.chain == internal_chain) && !chain_list.contains(&internal_chain) {
         out.extra.push(internal_chain);
     }
+    out.chains = Many::Own(chain_list);
     body_start
 }
 

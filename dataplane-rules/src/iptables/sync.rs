@@ -23,8 +23,8 @@ use super::build::{
     text_of, tx_text,
 };
 use super::text::{
-    Lines, PortText, Seqs, SharedBuffers, Text, TxText, Typed, Written, fix_probabilities, parse_table,
-    write_decl,
+    Lines, Many, PortText, Run, Seqs, SharedBuffers, Text, TxText, Typed, Written, fix_probabilities,
+    parse_table, write_decl,
 };
 use super::types::*;
 use crate::proxy::model::Digests;
@@ -727,45 +727,68 @@ fn full_ports(
     // the ports rendered into it (a few allocations in all, rather than some per port).
     const SHARED: usize = 256 * 1024;
     // Rendered as bytes, each buffer checked as text once, when complete; the declarations
-    // into a buffer of their own beside each (so that both read as runs of the payload).
-    let mut buffers: Vec<(String, String)> = Vec::new();
+    // into a buffer of their own beside each (so that both read as runs of the payload), the
+    // ports' chains and runs into lists beside them.
+    type Full = (String, String, Vec<Chain>, Vec<Run>);
+    let mut buffers: Vec<Full> = Vec::new();
     let mut places: Vec<(usize, Place)> = Vec::with_capacity(model.ports.len());
     let mut shared = SharedText {
         rules: Lines {
             text: Vec::new(),
             runs: Vec::with_capacity(16),
         },
-        decls: Vec::new(),
         head: Lines::with_capacity(512, 4),
+        ..SharedText::default()
     };
     for port in &model.ports {
         let need = body_estimate(port);
         if shared.rules.text.len() + need > shared.rules.text.capacity() {
-            let full = std::mem::replace(&mut shared.rules.text, Vec::with_capacity(need.max(SHARED)));
-            let decls = std::mem::replace(&mut shared.decls, Vec::with_capacity(need.max(SHARED) / 4));
-            if !full.is_empty() || !decls.is_empty() {
-                buffers.push((text_of(full), text_of(decls)));
+            let cap = need.max(SHARED);
+            let full = std::mem::replace(&mut shared.rules.text, Vec::with_capacity(cap));
+            let decls = std::mem::replace(&mut shared.decls, Vec::with_capacity(cap / 4));
+            let chains = std::mem::replace(&mut shared.chains, Vec::with_capacity(cap / 256));
+            let runs = std::mem::replace(&mut shared.runs, Vec::with_capacity(cap / 256));
+            if !full.is_empty() || !decls.is_empty() || !chains.is_empty() {
+                buffers.push((text_of(full), text_of(decls), chains, runs));
             }
         }
-        let (mut p, place) = render_port_into(port, settings, large, &mut scratch, &mut shared);
+        let (p, place) = render_port_into(port, settings, large, &mut scratch, &mut shared);
         places.push((buffers.len(), place));
-        assign_seqs(&mut p, &existing, next_seq);
         ports.push(p);
     }
-    buffers.push((text_of(shared.rules.text), text_of(shared.decls)));
+    buffers.push((
+        text_of(shared.rules.text),
+        text_of(shared.decls),
+        shared.chains,
+        shared.runs,
+    ));
+    let lists: Vec<(Arc<Vec<Chain>>, Arc<Vec<Run>>)> = buffers
+        .iter_mut()
+        .map(|b| {
+            (
+                Arc::new(std::mem::take(&mut b.2)),
+                Arc::new(std::mem::take(&mut b.3)),
+            )
+        })
+        .collect();
     let buffers: Vec<SharedBuffers> = buffers
         .into_iter()
-        .map(|(rules, decls)| SharedBuffers {
+        .map(|(rules, decls, _, _)| SharedBuffers {
             rules: Arc::new(rules),
             decls: Arc::new(decls),
         })
         .collect();
-    for (p, &(b, [head, start, end, d_start, d_end])) in ports.iter_mut().zip(&places) {
-        if let Some(buf) = buffers.get(b) {
+    for (p, &(b, [head, start, end, d_start, d_end, c_start, c_end, r_start, r_end])) in
+        ports.iter_mut().zip(&places)
+    {
+        if let (Some(buf), Some((chains, runs))) = (buffers.get(b), lists.get(b)) {
             p.head.text = Text::Shared(buf.rules.clone(), head, start);
             p.body.text = Text::Shared(buf.rules.clone(), start, end);
             p.decls = Text::Shared(buf.decls.clone(), d_start, d_end);
+            p.chains = Many::Shared(chains.clone(), c_start, c_end);
+            p.body.runs = Many::Shared(runs.clone(), r_start, r_end);
         }
+        assign_seqs(p, &existing, next_seq);
     }
     if !existing.is_empty() {
         let active: FastSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();

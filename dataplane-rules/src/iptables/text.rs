@@ -125,11 +125,51 @@ impl PartialEq for Text {
 
 impl Eq for Text {}
 
+/// A list a port holds alone, or a range of a list it shares with the ports rendered with it
+/// (as [`Text`]: a full sync keeps its ports' chains and runs in a few lists).
+#[derive(Clone)]
+pub(crate) enum Many<T> {
+    Own(Vec<T>),
+    /// `(list, start, end)`.
+    Shared(Arc<Vec<T>>, u32, u32),
+}
+
+impl<T> Default for Many<T> {
+    fn default() -> Self {
+        Many::Own(Vec::new())
+    }
+}
+
+impl<T> Deref for Many<T> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
+        match self {
+            Many::Own(v) => v,
+            Many::Shared(v, a, b) => v.get(*a as usize..*b as usize).unwrap_or(&[]),
+        }
+    }
+}
+
+impl<T: PartialEq> PartialEq for Many<T> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: Eq> Eq for Many<T> {}
+
+impl<T: fmt::Debug> fmt::Debug for Many<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// Rule lines (`-A ...\n`) with the chain of each run of them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Lines<T = String> {
+pub(crate) struct Lines<T = String, R = Vec<Run>> {
     pub(crate) text: T,
-    pub(crate) runs: Vec<Run>,
+    pub(crate) runs: R,
 }
 
 impl Lines {
@@ -188,7 +228,7 @@ impl<T> Lines<T> {
     }
 }
 
-impl<T: Deref<Target = str>> Lines<T> {
+impl<T: Deref<Target = str>, R: Deref<Target = [Run]>> Lines<T, R> {
     /// The text of each run, with its chain.
     pub(crate) fn runs(&self) -> impl Iterator<Item = (Chain, &str)> {
         let mut start = 0usize;
@@ -227,9 +267,9 @@ impl<T: Deref<Target = str>> Lines<T> {
 pub(crate) struct PortText {
     pub(crate) filter: Lines,
     pub(crate) head: Lines<Text>,
-    pub(crate) body: Lines<Text>,
+    pub(crate) body: Lines<Text, Many<Run>>,
     /// The chains declared (and kept active), in declaration order.
-    pub(crate) chains: Vec<Chain>,
+    pub(crate) chains: Many<Chain>,
     /// Their declaration lines, rendered with the rules (empty when they were not: written
     /// from `chains` then).
     pub(crate) decls: Text,
@@ -267,7 +307,7 @@ impl PortText {
     /// Writes the declarations of `chains`.
     pub(crate) fn write_decls(&self, out: &mut String) {
         if self.decls.is_empty() {
-            for c in &self.chains {
+            for c in self.chains.iter() {
                 write_decl(out, *c);
             }
         } else {
