@@ -762,7 +762,8 @@ fn full_ports(
         shared.chains,
         shared.runs,
     ));
-    let lists: Vec<(Arc<Vec<Chain>>, Arc<Vec<Run>>)> = buffers
+    type Lists = (Arc<Vec<Chain>>, Arc<Vec<Run>>);
+    let lists: Vec<Lists> = buffers
         .iter_mut()
         .map(|b| {
             (
