@@ -656,7 +656,7 @@ pub(crate) fn render_port(
     );
     out.head = Lines {
         text: Text::Own(head.text),
-        runs: head.runs,
+        runs: Many::Own(head.runs),
     };
     if body {
         let mut d = Vec::with_capacity(out.chains.iter().map(|c| decl_len(*c)).sum());
@@ -692,8 +692,9 @@ pub(crate) fn body_estimate(port: &ServicePortInfo) -> usize {
 /// Where [`render_port_into`] wrote a port's text in the shared buffers: in the rules buffer,
 /// its `head` lines from `[0]` to `[1]`, its own chains' rules from `[1]` to `[2]`; in the
 /// declarations buffer, its declarations from `[3]` to `[4]`; its chains in the chain list
-/// from `[5]` to `[6]`, its own chains' runs in the run list from `[7]` to `[8]`.
-pub(crate) type Place = [u32; 9];
+/// from `[5]` to `[6]`, its own chains' runs in the run list from `[7]` to `[8]`, then its
+/// `head` runs to `[9]`.
+pub(crate) type Place = [u32; 10];
 
 /// Buffers shared by the ports of a full sync: every port's `head` and own chains' rules, one
 /// port after another (as the nat table's rules of a full payload run), and their chain
@@ -704,7 +705,8 @@ pub(crate) struct SharedText {
     pub(crate) decls: Vec<u8>,
     /// Every port's chains, one port after another.
     pub(crate) chains: Vec<Chain>,
-    /// Every port's own chains' runs (each from the start of its rules), likewise.
+    /// Every port's own chains' runs (each from the start of its rules), then its `head` runs,
+    /// likewise.
     pub(crate) runs: Vec<Run>,
     /// The `head` lines of the port being rendered.
     pub(crate) head: Lines,
@@ -748,11 +750,12 @@ pub(crate) fn render_port_into(
         end: r.end - base,
         ..r
     }));
+    let head_runs = runs.len();
+    runs.extend_from_slice(&head.runs);
     chains.extend_from_slice(&out.chains);
     if let Many::Own(v) = std::mem::take(&mut out.chains) {
         *port_chains = v;
     }
-    out.head.runs = std::mem::take(&mut head.runs);
     let at = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     (
         out,
@@ -765,6 +768,7 @@ pub(crate) fn render_port_into(
             at(chains_start),
             at(chains.len()),
             at(runs_start),
+            at(head_runs),
             at(runs.len()),
         ],
     )

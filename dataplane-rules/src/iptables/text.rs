@@ -266,7 +266,7 @@ impl<T: Deref<Target = str>, R: Deref<Target = [Run]>> Lines<T, R> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct PortText {
     pub(crate) filter: Lines,
-    pub(crate) head: Lines<Text>,
+    pub(crate) head: Lines<Text, Many<Run>>,
     pub(crate) body: Lines<Text, Many<Run>>,
     /// The chains declared (and kept active), in declaration order.
     pub(crate) chains: Many<Chain>,
