@@ -689,12 +689,25 @@ pub(crate) fn body_estimate(port: &ServicePortInfo) -> usize {
     400 + 420 * eps
 }
 
-/// Where [`render_port_into`] wrote a port's text in the shared buffers: in the rules buffer,
-/// its `head` lines from `[0]` to `[1]`, its own chains' rules from `[1]` to `[2]`; in the
-/// declarations buffer, its declarations from `[3]` to `[4]`; its chains in the chain list
-/// from `[5]` to `[6]`, its own chains' runs in the run list from `[7]` to `[8]`, then its
-/// `head` runs to `[9]`.
-pub(crate) type Place = [u32; 10];
+/// Where [`render_port_into`] wrote a port's pieces in the shared buffers and lists (start
+/// and end of each).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Place {
+    /// Its `head` lines, then its own chains' rules, in the rules buffer.
+    pub(crate) head: u32,
+    pub(crate) body: u32,
+    pub(crate) body_end: u32,
+    /// Its declarations, in the declarations buffer.
+    pub(crate) decls: u32,
+    pub(crate) decls_end: u32,
+    /// Its chains, in the chain list.
+    pub(crate) chains: u32,
+    pub(crate) chains_end: u32,
+    /// Its own chains' runs, then its `head` runs, in the run list.
+    pub(crate) runs: u32,
+    pub(crate) head_runs: u32,
+    pub(crate) runs_end: u32,
+}
 
 /// Buffers shared by the ports of a full sync: every port's `head` and own chains' rules, one
 /// port after another (as the nat table's rules of a full payload run), and their chain
@@ -757,21 +770,19 @@ pub(crate) fn render_port_into(
         *port_chains = v;
     }
     let at = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-    (
-        out,
-        [
-            at(start),
-            at(body_start),
-            at(end),
-            at(decls_start),
-            at(decls_end),
-            at(chains_start),
-            at(chains.len()),
-            at(runs_start),
-            at(head_runs),
-            at(runs.len()),
-        ],
-    )
+    let place = Place {
+        head: at(start),
+        body: at(body_start),
+        body_end: at(end),
+        decls: at(decls_start),
+        decls_end: at(decls_end),
+        chains: at(chains_start),
+        chains_end: at(chains.len()),
+        runs: at(runs_start),
+        head_runs: at(head_runs),
+        runs_end: at(runs.len()),
+    };
+    (out, place)
 }
 
 /// Renders the declarations of a port's chains, as bytes.

@@ -779,32 +779,14 @@ fn full_ports(
             decls: Arc::new(decls),
         })
         .collect();
-    for (
-        p,
-        &(
-            b,
-            [
-                head,
-                start,
-                end,
-                d_start,
-                d_end,
-                c_start,
-                c_end,
-                r_start,
-                r_end,
-                h_end,
-            ],
-        ),
-    ) in ports.iter_mut().zip(&places)
-    {
+    for (p, &(b, at)) in ports.iter_mut().zip(&places) {
         if let (Some(buf), Some((chains, runs))) = (buffers.get(b), lists.get(b)) {
-            p.head.text = Text::Shared(buf.rules.clone(), head, start);
-            p.body.text = Text::Shared(buf.rules.clone(), start, end);
-            p.decls = Text::Shared(buf.decls.clone(), d_start, d_end);
-            p.chains = Many::Shared(chains.clone(), c_start, c_end);
-            p.body.runs = Many::Shared(runs.clone(), r_start, r_end);
-            p.head.runs = Many::Shared(runs.clone(), r_end, h_end);
+            p.head.text = Text::Shared(buf.rules.clone(), at.head, at.body);
+            p.body.text = Text::Shared(buf.rules.clone(), at.body, at.body_end);
+            p.decls = Text::Shared(buf.decls.clone(), at.decls, at.decls_end);
+            p.chains = Many::Shared(chains.clone(), at.chains, at.chains_end);
+            p.body.runs = Many::Shared(runs.clone(), at.runs, at.head_runs);
+            p.head.runs = Many::Shared(runs.clone(), at.head_runs, at.runs_end);
         }
         assign_seqs(p, &existing, next_seq);
     }
