@@ -7,10 +7,16 @@
 //! string). The partial payload is 1,405,333 bytes in 89 segments: one block of 128 service
 //! ports rebuilt, the other blocks' `KUBE-SERVICES` lines shared with the prior tables.
 //!
+//! The rules + text of a full sync from a prebuilt model are measured three ways: the text
+//! as a new `String` (`Transaction::to_restore_text`), written into a `String` kept across
+//! syncs (`Transaction::write_to`), and as segments borrowed from the sync's buffers, not
+//! copied (`Transaction::segments`, what `write_io` writes).
+//!
 //! For load-independent instruction counts, `SVCNET_RULES_BENCH_ONCE=1` runs one full
-//! generation (and the rules + text of one more from a prebuilt model) and the partial syncs
-//! and exits: e.g. `valgrind --tool=callgrind` on the bench binary, reading the inclusive cost
-//! of `full_once`, `sync_text_once`, `partial_once` and `partial_segments_once`.
+//! generation (and the rules + text of one more from a prebuilt model, each way) and the
+//! partial syncs and exits: e.g. `valgrind --tool=callgrind` on the bench binary, reading the
+//! inclusive cost of `full_once`, `sync_text_once`, `sync_text_reused_once`,
+//! `sync_segments_once`, `partial_once` and `partial_segments_once`.
 
 use std::hint::black_box;
 
@@ -42,6 +48,35 @@ fn sync_text_once(model: &ProxyModel, settings: &IptablesSettings) -> (Transacti
     let (tx, state) = sync(None, model, settings);
     let text = tx.to_restore_text();
     (tx, state, text)
+}
+
+/// [`sync_text_once`] with the text written into a buffer the caller keeps from sync to sync
+/// (cleared, its allocation reused), as kube-proxy keeps its `iptablesData` buffer.
+#[inline(never)]
+fn sync_text_reused_once(
+    model: &ProxyModel,
+    settings: &IptablesSettings,
+    buf: &mut String,
+) -> (Transaction, IptablesState, usize) {
+    let (tx, state) = sync(None, model, settings);
+    buf.clear();
+    tx.write_to(buf);
+    (tx, state, buf.len())
+}
+
+/// One full sync from a model built beforehand, with its payload as segments: borrowed pieces
+/// of the buffers the sync rendered (what [`Transaction::write_io`] writes to
+/// `iptables-restore`'s input), not copied into one string. Returns (segments, bytes).
+#[inline(never)]
+fn sync_segments_once(
+    model: &ProxyModel,
+    settings: &IptablesSettings,
+) -> (Transaction, IptablesState, (usize, usize)) {
+    let (tx, state) = sync(None, model, settings);
+    let segments = tx.segments();
+    let n = (segments.len(), segments.byte_len());
+    drop(segments);
+    (tx, state, n)
 }
 
 /// One partial sync from the prior tables, with its payload as segments (no flat copy: they
@@ -82,6 +117,12 @@ fn rules(c: &mut Criterion) {
         let model = ProxyModel::build(&services, &slices, None, &config);
         let (_, _, again) = sync_text_once(&model, &settings);
         assert_eq!(again, text);
+        let mut buf = String::new();
+        let _ = sync_text_reused_once(&model, &settings, &mut buf);
+        assert_eq!(buf, text);
+        let (_, _, (n, bytes)) = sync_segments_once(&model, &settings);
+        assert_eq!(bytes, text.len());
+        eprintln!("full sync as segments: {n} segments, {bytes} bytes");
         let new_model = ProxyModel::build(&services, &changed, None, &config);
         let (ptx, _, ptext) = partial_once(state.clone(), &new_model, &settings);
         eprintln!(
@@ -120,6 +161,16 @@ fn rules(c: &mut Criterion) {
     let model = ProxyModel::build(&services, &slices, None, &config);
     g.bench_function("full: rules + text (model prebuilt)", |b| {
         b.iter(|| sync_text_once(black_box(&model), &settings))
+    });
+    // The same with the text written into one String kept across iterations (no 32 MB
+    // allocation, page faults or free per sync; the copy into it is timed).
+    let mut buf = String::new();
+    g.bench_function("full: rules + text into a reused buffer (model prebuilt)", |b| {
+        b.iter(|| sync_text_reused_once(black_box(&model), &settings, &mut buf))
+    });
+    // The payload as borrowed segments, not copied (what `write_io` hands to the writer).
+    g.bench_function("full: rules + segments (model prebuilt)", |b| {
+        b.iter(|| sync_segments_once(black_box(&model), &settings))
     });
     let (_, state) = sync(None, &model, &settings);
     let new_model = ProxyModel::build(&services, &changed, None, &config);

@@ -127,14 +127,32 @@ pub(crate) fn one_block(parts: &[&[u8]]) -> Option<[u8; 64]> {
 
 const BASE32: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
+/// The base32 characters of every 10-bit value, two by two.
+const BASE32_PAIRS: [[u8; 2]; 1024] = {
+    let mut t = [[0u8; 2]; 1024];
+    let mut i = 0;
+    while i < 1024 {
+        t[i] = [BASE32[i >> 5], BASE32[i & 31]];
+        i += 1;
+    }
+    t
+};
+
 /// The first 16 characters of the base32 encoding of a digest whose first words are `state`'s
-/// (16 characters of 5 bits: the first 80 bits, words 0, 1 and half of 2).
+/// (16 characters of 5 bits: the first 80 bits, words 0, 1 and half of 2), two characters
+/// (10 bits) at a time from two 40-bit halves.
 #[inline]
 fn base32_head(state: &[u32; 8]) -> [u8; 16] {
-    let bits = (u128::from(state[0]) << 48) | (u128::from(state[1]) << 16) | u128::from(state[2] >> 16);
+    let hi = (u64::from(state[0]) << 8) | u64::from(state[1] >> 24);
+    let lo = (u64::from(state[1] & 0x00ff_ffff) << 16) | u64::from(state[2] >> 16);
     let mut out = [0u8; 16];
-    for (i, slot) in out.iter_mut().enumerate() {
-        *slot = BASE32[((bits >> (75 - 5 * i)) & 31) as usize];
+    for (half, bits) in [hi, lo].into_iter().enumerate() {
+        for k in 0..4 {
+            let pair = BASE32_PAIRS[((bits >> (30 - 10 * k)) & 1023) as usize];
+            let at = 8 * half + 2 * k;
+            out[at] = pair[0];
+            out[at + 1] = pair[1];
+        }
     }
     out
 }

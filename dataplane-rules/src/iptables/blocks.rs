@@ -283,13 +283,26 @@ impl TxText {
             }
         });
         // Declarations of the chains written.
+        let laid_out = self.laid_out();
+        if laid_out {
+            for b in &self.shared {
+                s.share(&b.decls);
+            }
+        } else {
+            s.own(|o| self.for_written(|p, _, _| p.write_decls(o)));
+        }
         s.own(|o| {
-            self.for_written(|p, _, _| p.write_decls(o));
             for c in &self.stale {
                 write_decl(o, *c);
             }
         });
         s.share(&self.nat_pre.text);
+        if laid_out {
+            // Every port's lines, in order, as rendered.
+            for b in &self.shared {
+                s.share(&b.rules);
+            }
+        }
         let written: &[u32] = match &self.written {
             Written::All => &[],
             Written::Some(w) => w,
@@ -297,7 +310,8 @@ impl TxText {
         let all = matches!(self.written, Written::All);
         let mut base = 0usize;
         let mut next = written.iter().peekable();
-        for b in &self.ports.blocks {
+        let blocks: &[Arc<Block>] = if laid_out { &[] } else { &self.ports.blocks };
+        for b in blocks {
             let end = base + b.ports.len();
             if !all && next.peek().is_none_or(|&&w| w as usize >= end) {
                 s.share(&b.head);

@@ -12,7 +12,7 @@ use svcnet_topology::IpFamily;
 
 use super::blocks::PortList;
 use super::text::{
-    Lines, PortText, Run, Text, TxText, Typed, Written, decl_len, fix_probabilities, parse_table, write_decl,
+    Lines, Many, PortText, Run, Seqs, Text, TxText, Typed, Written, decl_len, fix_probabilities, parse_table,
 };
 use super::types::*;
 use crate::error::RulesError;
@@ -176,6 +176,7 @@ impl Transaction {
         }
         let text = TxText {
             ports: PortList::default(),
+            shared: Vec::new(),
             written: Written::All,
             filter_decls: filter.chains.clone(),
             filter_pre: lines_of(&filter),
@@ -505,6 +506,7 @@ pub(crate) fn tx_text(
     );
     TxText {
         ports,
+        shared: Vec::new(),
         written,
         filter_decls,
         filter_pre,
@@ -525,22 +527,21 @@ pub(crate) struct Scratch {
     /// Its endpoint chains' comment match.
     sep_comment: String,
     seps: Vec<Chain>,
-    /// Each endpoint's text, rendered once per port: every `ip:port` (`[ip]:port`), then
-    /// every `-A ` and endpoint chain name; `spans` tells where each piece lies.
-    ep_text: String,
+    /// Each endpoint's `ip:port` (`[ip]:port`), rendered once per port; `spans` tells where
+    /// each lies.
+    sock: Vec<u8>,
     spans: Vec<EpSpan>,
-    /// Where the endpoint chains' rules and declarations lie in `ep_text`.
-    rules: (usize, usize),
-    /// Where the policy chains' (cluster, local) rules lie in `ep_text`, and how many.
-    policy: [(usize, usize, u32); 2],
-    decls: (usize, usize),
+    /// Where the policy chains' (cluster, local) rules end in the port's text, and how many.
+    policy: [(usize, u32); 2],
+    /// The rules written before the policy chains' (masquerade, external, firewall chains).
+    pre: Lines,
     /// The endpoints' hash inputs (one padded SHA-256 block each) and their hashes.
     blocks: Vec<[u8; 64]>,
     hashes: Vec<[u8; 16]>,
     index: KeyedMap<SocketAddr, usize>,
 }
 
-/// Where an endpoint's pieces lie in [`Scratch::ep_text`].
+/// Where an endpoint's pieces lie in [`Scratch::sock`] and in the port's text.
 #[derive(Debug, Clone, Copy)]
 struct EpSpan {
     /// The socket text's start.
@@ -551,10 +552,7 @@ struct EpSpan {
     socket_end: usize,
     /// The socket text in a buffer (IPv4).
     fixed: Option<Fixed>,
-    /// Where `-A ` and the chain name start, and end.
-    begin: usize,
-    end: usize,
-    /// The end of the chain's rules, from the start of the rules.
+    /// The end of the chain's rules in the port's text.
     rules_end: usize,
 }
 
@@ -587,22 +585,28 @@ fn push_fixed<const N: usize>(t: &mut Vec<u8>, buf: &[u8; N], len: usize) {
     t.truncate(at + len.min(N));
 }
 
-impl Scratch {
-    /// Every endpoint chain's rules.
-    fn sep_rules(&self) -> &str {
-        self.ep_text.get(self.rules.0..self.rules.1).unwrap_or("")
+/// Text rendered as bytes (`&str` pieces and ASCII) as a `String`: checked once, here.
+pub(crate) fn text_of(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(text) => text,
+        // Never: the bytes are `&str` pieces and ASCII.
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     }
+}
 
-    /// Every endpoint chain's declaration.
-    fn sep_decls(&self) -> &str {
-        self.ep_text.get(self.decls.0..self.decls.1).unwrap_or("")
+/// Appends a chain's declaration line (`:NAME - [0:0]`).
+#[inline]
+fn push_decl(t: &mut Vec<u8>, c: Chain) {
+    t.push(b':');
+    match c {
+        Chain::Fixed(name) => t.extend_from_slice(name.as_bytes()),
+        Chain::Service(..) => {
+            let mut buf = [0u8; 32];
+            let n = c.fill(&mut buf);
+            push_fixed(t, &buf, n);
+        }
     }
-
-    /// Endpoint `i`'s chain name.
-    fn name(&self, i: usize) -> Option<&str> {
-        let sp = self.spans.get(i)?;
-        self.ep_text.get(sp.begin + 3..sp.end)
-    }
+    t.extend_from_slice(b" - [0:0]\n");
 }
 
 /// A service port's name: text, and shared (as the typed comments hold it) when first asked.
@@ -635,20 +639,33 @@ pub(crate) fn render_port(
 ) -> PortText {
     let eps = port.all_locally_reachable.len();
     let mut out = new_port(port);
-    let mut lines = if body {
-        Lines::with_capacity(200 + 340 * eps, 4 + 2 * eps)
+    let mut lines: Lines<Vec<u8>> = if body {
+        Lines {
+            text: Vec::with_capacity(200 + 340 * eps),
+            runs: Vec::with_capacity(4 + 2 * eps),
+        }
     } else {
         Lines::default()
     };
-    service_port_rules(port, settings, large, &mut out, &mut lines, body, scratch);
+    let mut head = Lines::with_capacity(
+        160 * (1 + port.external_ips.len() + port.load_balancer_vips.len()),
+        2,
+    );
+    service_port_rules(
+        port, settings, large, &mut out, &mut head, &mut lines, body, false, scratch,
+    );
+    out.head = Lines {
+        text: Text::Own(head.text),
+        runs: Many::Own(head.runs),
+    };
     if body {
-        let mut d = String::new();
-        port_decls(&out.chains, scratch, &mut d);
-        out.decls = Text::Own(d);
+        let mut d = Vec::with_capacity(out.chains.iter().map(|c| decl_len(*c)).sum());
+        port_decls(&out.chains, &mut d);
+        out.decls = Text::Own(text_of(d));
     }
     out.body = Lines {
-        text: Text::Own(lines.text),
-        runs: lines.runs,
+        text: Text::Own(text_of(lines.text)),
+        runs: Many::Own(lines.runs),
     };
     out
 }
@@ -657,15 +674,12 @@ pub(crate) fn render_port(
 fn new_port(port: &ServicePortInfo) -> PortText {
     PortText {
         filter: Lines::default(),
-        head: Lines::with_capacity(
-            160 * (1 + port.external_ips.len() + port.load_balancer_vips.len()),
-            2,
-        ),
+        head: Lines::default(),
         body: Lines::default(),
-        chains: Vec::with_capacity(2 + port.all_locally_reachable.len()),
+        chains: Many::Own(Vec::with_capacity(2 + port.all_locally_reachable.len())),
         decls: Text::default(),
         extra: Vec::new(),
-        seqs: Vec::new(),
+        seqs: Seqs::default(),
     }
 }
 
@@ -675,80 +689,145 @@ pub(crate) fn body_estimate(port: &ServicePortInfo) -> usize {
     400 + 420 * eps
 }
 
-/// Where [`render_port_into`] wrote a port's text in the shared buffer: its rules from `.0`
-/// to `.1`, its declarations from `.1` to `.2`.
-pub(crate) type Place = (u32, u32, u32);
+/// Where [`render_port_into`] wrote a port's pieces in the shared buffers and lists (start
+/// and end of each).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Place {
+    /// Its `head` lines, then its own chains' rules, in the rules buffer.
+    pub(crate) head: u32,
+    pub(crate) body: u32,
+    pub(crate) body_end: u32,
+    /// Its declarations, in the declarations buffer.
+    pub(crate) decls: u32,
+    pub(crate) decls_end: u32,
+    /// Its chains, in the chain list.
+    pub(crate) chains: u32,
+    pub(crate) chains_end: u32,
+    /// Its own chains' runs, then its `head` runs, in the run list.
+    pub(crate) runs: u32,
+    pub(crate) head_runs: u32,
+    pub(crate) runs_end: u32,
+}
 
-/// Renders one service port with its rules and declarations appended to `shared` (a buffer
-/// rendered for many ports; `shared.runs` is left empty). The port's `body` and `decls` are
-/// left empty: they are the ranges of `shared` returned, set once the buffer is complete.
+/// Buffers shared by the ports of a full sync: every port's `head` and own chains' rules, one
+/// port after another (as the nat table's rules of a full payload run), and their chain
+/// declarations likewise. `head.runs` and `rules.runs` are left empty.
+#[derive(Debug, Default)]
+pub(crate) struct SharedText {
+    pub(crate) rules: Lines<Vec<u8>>,
+    pub(crate) decls: Vec<u8>,
+    /// Every port's chains, one port after another.
+    pub(crate) chains: Vec<Chain>,
+    /// Every port's own chains' runs (each from the start of its rules), then its `head` runs,
+    /// likewise.
+    pub(crate) runs: Vec<Run>,
+    /// The `head` lines of the port being rendered.
+    pub(crate) head: Lines,
+    /// The chains of the port being rendered.
+    pub(crate) port_chains: Vec<Chain>,
+}
+
+/// Renders one service port with its rules and declarations appended to `shared`. The port's
+/// `head`, `body` and `decls` texts are left empty: they are the ranges of the buffers
+/// returned, set once the buffers are complete.
 pub(crate) fn render_port_into(
     port: &ServicePortInfo,
     settings: &IptablesSettings,
     large: bool,
     scratch: &mut Scratch,
-    shared: &mut Lines,
+    shared: &mut SharedText,
 ) -> (PortText, Place) {
     let mut out = new_port(port);
-    shared.runs.clear();
-    let start = shared.text.len();
-    service_port_rules(port, settings, large, &mut out, shared, true, scratch);
-    let mid = shared.text.len();
-    port_decls(&out.chains, scratch, &mut shared.text);
-    let end = shared.text.len();
-    let base = u32::try_from(start).unwrap_or(u32::MAX);
-    let mut runs = Vec::with_capacity(shared.runs.len());
-    runs.extend(shared.runs.drain(..).map(|r| Run {
+    let SharedText {
+        rules,
+        decls,
+        chains,
+        runs,
+        head,
+        port_chains,
+    } = shared;
+    rules.runs.clear();
+    head.text.clear();
+    head.runs.clear();
+    port_chains.clear();
+    out.chains = Many::Own(std::mem::take(port_chains));
+    let start = rules.text.len();
+    let body_start = service_port_rules(port, settings, large, &mut out, head, rules, true, true, scratch);
+    let end = rules.text.len();
+    let decls_start = decls.len();
+    port_decls(&out.chains, decls);
+    let decls_end = decls.len();
+    let base = u32::try_from(body_start).unwrap_or(u32::MAX);
+    let (runs_start, chains_start) = (runs.len(), chains.len());
+    runs.extend(rules.runs.drain(..).map(|r| Run {
         end: r.end - base,
         ..r
     }));
-    out.body.runs = runs;
+    let head_runs = runs.len();
+    runs.extend_from_slice(&head.runs);
+    chains.extend_from_slice(&out.chains);
+    if let Many::Own(v) = std::mem::take(&mut out.chains) {
+        *port_chains = v;
+    }
     let at = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-    (out, (at(start), at(mid), at(end)))
+    let place = Place {
+        head: at(start),
+        body: at(body_start),
+        body_end: at(end),
+        decls: at(decls_start),
+        decls_end: at(decls_end),
+        chains: at(chains_start),
+        chains_end: at(chains.len()),
+        runs: at(runs_start),
+        head_runs: at(head_runs),
+        runs_end: at(runs.len()),
+    };
+    (out, place)
 }
 
-/// Renders the declarations of a port's chains: the endpoint chains (its last ones) from
-/// their names rendered with the rules.
-fn port_decls(chains: &[Chain], scratch: &Scratch, d: &mut String) {
-    let seps = scratch.seps.len().min(chains.len());
-    let own = chains.len() - seps;
+/// Renders the declarations of a port's chains, as bytes.
+fn port_decls(chains: &[Chain], d: &mut Vec<u8>) {
     d.reserve(chains.iter().map(|c| decl_len(*c)).sum());
-    if chains.get(own..) == Some(scratch.seps.as_slice()) {
-        // The endpoint chains, last, declared as rendered with their rules.
-        for c in chains.get(..own).unwrap_or(&[]) {
-            write_decl(d, *c);
-        }
-        d.push_str(scratch.sep_decls());
-        return;
-    }
-    for (k, c) in chains.iter().enumerate() {
-        match k.checked_sub(own).and_then(|i| scratch.name(i)) {
-            Some(name) => {
-                d.push(':');
-                d.push_str(name);
-                d.push_str(" - [0:0]\n");
+    for c in chains {
+        match c {
+            // An endpoint chain's line, of fixed length: one copy.
+            Chain::Service(ServiceChainKind::Sep, h) => {
+                let mut line = *b":KUBE-SEP-0123456789ABCDEF - [0:0]\n";
+                line[10..26].copy_from_slice(h);
+                d.extend_from_slice(&line);
             }
-            None => write_decl(d, *c),
+            _ => push_decl(d, *c),
         }
     }
 }
 
-/// The rules of one service port (the body of `syncProxyRules`' service loop).
+/// The rules of one service port (the body of `syncProxyRules`' service loop): the filter
+/// rules into `out`, the nat rules every sync writes into `head`, the port's own chains' rules
+/// appended to `body` (after a copy of `head`'s text with `head_first`). Returns where the own
+/// chains' rules start in `body`.
+#[allow(clippy::too_many_arguments)]
 fn service_port_rules(
     port: &ServicePortInfo,
     settings: &IptablesSettings,
     large: bool,
     out: &mut PortText,
-    body: &mut Lines,
+    head: &mut Lines,
+    body: &mut Lines<Vec<u8>>,
     write_chains: bool,
+    head_first: bool,
     scratch: &mut Scratch,
-) {
+) -> usize {
     let s = Name {
         text: port.name_string.as_str(),
         shared: OnceCell::new(),
     };
     let proto = port.protocol;
     let chains = ServiceChains::of(port);
+    // The chains declared, in order (into the list `out` has).
+    let mut chain_list = match std::mem::take(&mut out.chains) {
+        Many::Own(v) => v,
+        shared => shared.to_vec(),
+    };
     let has_endpoints = port.has_endpoints;
     let has_internal = port.has_internal_endpoints();
     let has_external = port.has_external_endpoints();
@@ -794,12 +873,12 @@ fn service_port_rules(
         write_ip(m, port.cluster_ip);
         m.push_str(" --dport ");
         push_u32(m, u32::from(port.port));
-        let t = &mut out.head.text;
+        let t = &mut head.text;
         t.push_str("-A KUBE-SERVICES");
         t.push_str(m);
         t.push_str(" -j ");
         internal_chain.write_to(t);
-        out.head.end(KUBE_SERVICES);
+        head.end(KUBE_SERVICES);
     } else {
         out.filter.rule(
             KUBE_SERVICES,
@@ -815,7 +894,7 @@ fn service_port_rules(
     // 2. External IPs.
     for ip in &port.external_ips {
         if has_endpoints {
-            out.head.rule(
+            head.rule(
                 KUBE_SERVICES,
                 &[
                     Match::Comment(Comment::Around("", s.shared(), " external IP")),
@@ -842,7 +921,7 @@ fn service_port_rules(
     // 3. Load-balancer VIPs.
     for ip in &port.load_balancer_vips {
         if has_endpoints {
-            out.head.rule(
+            head.rule(
                 KUBE_SERVICES,
                 &[
                     Match::Comment(Comment::Around("", s.shared(), " loadbalancer IP")),
@@ -884,7 +963,7 @@ fn service_port_rules(
     if port.node_port != 0 {
         if has_endpoints {
             if settings.localhost_nodeports && settings.family == IpFamily::V4 && settings.nfacct {
-                out.head.rule(
+                head.rule(
                     KUBE_NODEPORTS,
                     &[
                         Match::Comment(Comment::Service(s.shared())),
@@ -899,7 +978,7 @@ fn service_port_rules(
                     &Target::Jump(chains.ext),
                 );
             }
-            out.head.rule(
+            head.rule(
                 KUBE_NODEPORTS,
                 &[
                     Match::Comment(Comment::Service(s.shared())),
@@ -939,23 +1018,30 @@ fn service_port_rules(
     // are computed.
     if !write_chains {
         if port.uses_external_traffic() {
-            out.chains.push(chains.ext);
+            chain_list.push(chains.ext);
         }
         if uses_fw {
-            out.chains.push(chains.fw);
+            chain_list.push(chains.fw);
         }
         if port.uses_cluster_policy() {
-            out.chains.push(chains.svc);
+            chain_list.push(chains.svc);
         }
         if port.uses_local_policy() {
-            out.chains.push(chains.svl);
+            chain_list.push(chains.svl);
         }
         for ep in &port.all_locally_reachable {
-            out.chains.push(endpoint_chain_with(port, ep, &mut scratch.text));
+            chain_list.push(endpoint_chain_with(port, ep, &mut scratch.text));
         }
-        return;
+        out.chains = Many::Own(chain_list);
+        return body.text.len();
     }
 
+    // Steps 7 to 9 are rendered into a scratch buffer, then appended to the port's text.
+    let dest = body;
+    let mut pre = std::mem::take(&mut scratch.pre);
+    pre.text.clear();
+    pre.runs.clear();
+    let body = &mut pre;
     // 7. Internal masquerade (the cluster IP rule's matches, rendered in step 1).
     if has_internal {
         // Everything (masquerade-all), or what does not come from the pod CIDR.
@@ -979,7 +1065,7 @@ fn service_port_rules(
     }
     // 8. External-traffic chain.
     if port.uses_external_traffic() {
-        out.chains.push(chains.ext);
+        chain_list.push(chains.ext);
         if !port.external_policy_local {
             body.rule(
                 chains.ext,
@@ -1039,7 +1125,7 @@ fn service_port_rules(
     }
     // 9. Firewall chain.
     if uses_fw {
-        out.chains.push(chains.fw);
+        chain_list.push(chains.fw);
         let lb = Comment::Around("", s.shared(), " loadbalancer IP");
         let mut allow_from_node = false;
         for cidr in &port.load_balancer_source_ranges {
@@ -1083,45 +1169,63 @@ fn service_port_rules(
             &Target::None,
         );
     }
-    // 10. Policy chains, rendered with the endpoint chains (each name hashed once).
+    if head_first {
+        dest.text.extend_from_slice(head.text.as_bytes());
+    }
+    let body_start = dest.text.len();
+    let base = body_start;
+    dest.text.extend_from_slice(pre.text.as_bytes());
+    for r in &pre.runs {
+        dest.add_run(r.chain, base + r.end as usize, r.lines);
+    }
+    scratch.pre = pre;
+    let body = dest;
+    // 10. Policy chains, rendered with the endpoint chains (each name hashed once), straight
+    // into the port's text.
     let cluster = port.uses_cluster_policy().then_some(chains.svc);
     let local = port.uses_local_policy().then_some(chains.svl);
-    endpoint_chains(port, large, [cluster, local], scratch);
+    endpoint_chains(port, large, [cluster, local], scratch, &mut body.text);
     let scratch = &*scratch;
-    for (chain, (start, end, lines)) in [cluster, local].into_iter().zip(scratch.policy) {
+    for (chain, (end, lines)) in [cluster, local].into_iter().zip(scratch.policy) {
         if let Some(chain) = chain {
-            out.chains.push(chain);
-            body.text.push_str(scratch.ep_text.get(start..end).unwrap_or(""));
+            chain_list.push(chain);
             if lines > 0 {
-                body.add_run(chain, body.text.len(), lines);
+                body.add_run(chain, end, lines);
             }
         }
     }
-    // 11. Endpoint chains: their rules, rendered with their names, appended at once.
-    out.chains.extend_from_slice(&scratch.seps);
-    let base = body.text.len();
-    body.text.push_str(scratch.sep_rules());
+    // 11. Endpoint chains: their rules, rendered after the policy chains'.
+    chain_list.extend_from_slice(&scratch.seps);
     for (sp, &chain) in scratch.spans.iter().zip(&scratch.seps) {
-        body.add_run(chain, base + sp.rules_end, 2);
+        body.add_run(chain, sp.rules_end, 2);
     }
     // A masquerade rule for an internal chain that is not declared (kube-proxy writes it all
     // the same): the chain is created by the rule.
-    if body.runs.first().is_some_and(|r| r.chain == internal_chain) && !out.chains.contains(&internal_chain) {
+    if body.runs.first().is_some_and(|r| r.chain == internal_chain) && !chain_list.contains(&internal_chain) {
         out.extra.push(internal_chain);
     }
+    out.chains = Many::Own(chain_list);
+    body_start
 }
 
 /// The endpoint chains of a port's locally reachable endpoints (every endpoint a policy chain
 /// jumps to is one of them), hashed once, into `scratch.seps` (and `scratch.index` by address
-/// for long lists), with their text: each endpoint's `ip:port`, `-A ` and chain name, then
-/// every endpoint chain's two rules and every declaration, rendered as bytes and appended to
-/// `scratch.ep_text` at once (pieces of `&str` and ASCII: text whatever the names).
-fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 2], scratch: &mut Scratch) {
+/// for long lists), with their text: each endpoint's `ip:port` into `scratch.sock`, then the
+/// policy chains' rules and every endpoint chain's two rules appended to `t`, the port's text,
+/// as bytes (pieces of `&str` and ASCII: text whatever the names).
+fn endpoint_chains(
+    port: &ServicePortInfo,
+    large: bool,
+    policy: [Option<Chain>; 2],
+    scratch: &mut Scratch,
+    t: &mut Vec<u8>,
+) {
     scratch.seps.clear();
     scratch.spans.clear();
     scratch.index.clear();
     scratch.blocks.clear();
     scratch.hashes.clear();
+    scratch.sock.clear();
     scratch.sep_comment.clear();
     scratch.sep_comment.push_str(" -m comment --comment ");
     scratch.sep_comment.push_str(&port.name_string);
@@ -1136,15 +1240,12 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
         a.copy_from_slice(name);
         b.copy_from_slice(proto);
     }
-    // The last port's text, its buffer reused.
-    let mut t = std::mem::take(&mut scratch.ep_text).into_bytes();
-    t.clear();
-    let t = &mut t;
+    let sock = &mut scratch.sock;
     let mut one_block = true;
     let mut ip6 = String::new();
     for ep in &port.all_locally_reachable {
         // `ip:port` (`[ip]:port`), as the hash reads it and the DNAT rule writes it
-        let start = t.len();
+        let start = sock.len();
         let (ip_start, ip_end, fixed) = match ep.ip {
             IpAddr::V4(v4) => {
                 // `ip:port` at most 21 characters: written into a buffer, copied whole.
@@ -1152,7 +1253,7 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
                 let n = ipv4_bytes(v4, &mut buf);
                 buf[n] = b':';
                 let m = put_port(&mut buf, n + 1, ep.port);
-                push_fixed(t, &buf, m);
+                push_fixed(sock, &buf, m);
                 (
                     start,
                     start + n,
@@ -1166,19 +1267,19 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
             IpAddr::V6(_) => {
                 ip6.clear();
                 write_ip(&mut ip6, ep.ip);
-                t.push(b'[');
-                t.extend_from_slice(ip6.as_bytes());
-                t.push(b']');
-                let ip = (start + 1, t.len() - 1);
-                t.push(b':');
+                sock.push(b'[');
+                sock.extend_from_slice(ip6.as_bytes());
+                sock.push(b']');
+                let ip = (start + 1, sock.len() - 1);
+                sock.push(b':');
                 let mut digits = [0u8; 5];
                 let n = u16_bytes(ep.port, &mut digits);
-                t.extend_from_slice(&digits[5 - n..]);
+                sock.extend_from_slice(&digits[5 - n..]);
                 (ip.0, ip.1, None)
             }
         };
-        let socket_end = t.len();
-        let socket = t.get(start..socket_end).unwrap_or(&[]);
+        let socket_end = sock.len();
+        let socket = sock.get(start..socket_end).unwrap_or(&[]);
         let total = prefix + socket.len();
         if one_block && total <= 55 {
             let mut block = template;
@@ -1194,8 +1295,6 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
             ip: (ip_start, ip_end),
             socket_end,
             fixed,
-            begin: 0,
-            end: 0,
             rules_end: 0,
         });
     }
@@ -1204,17 +1303,16 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
     } else {
         // A name too long for one block: hashed part by part.
         for sp in &scratch.spans {
-            let socket = t.get(sp.start..sp.socket_end).unwrap_or(&[]);
+            let socket = scratch.sock.get(sp.start..sp.socket_end).unwrap_or(&[]);
             scratch.hashes.push(chain_hash(&[name, proto, socket]));
         }
     }
-    for (sp, h) in scratch.spans.iter_mut().zip(&scratch.hashes) {
-        sp.begin = t.len();
-        t.extend_from_slice(b"-A KUBE-SEP-");
-        t.extend_from_slice(h);
-        sp.end = t.len();
-        scratch.seps.push(Chain::Service(ServiceChainKind::Sep, *h));
-    }
+    scratch.seps.extend(
+        scratch
+            .hashes
+            .iter()
+            .map(|h| Chain::Service(ServiceChainKind::Sep, *h)),
+    );
     if port.all_locally_reachable.len() > 16 {
         scratch
             .index
@@ -1226,12 +1324,11 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
         .zip([&port.cluster_endpoints, &port.local_endpoints])
         .enumerate()
     {
-        let start = t.len();
         let lines = match chain {
             Some(chain) => policy_rules(t, port, chain, eps, large, scratch),
             None => 0,
         };
-        scratch.policy[k] = (start, t.len(), lines);
+        scratch.policy[k] = (t.len(), lines);
     }
     // The endpoint chains' rules (what comes after `-A CHAIN`: the comment, unless large).
     let comment: &[u8] = if large {
@@ -1245,7 +1342,7 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
         crate::proxy::Protocol::Sctp => b" -m sctp -p sctp -j DNAT --to-destination ",
     };
     let affinity = port.session_affinity_timeout.is_some();
-    let rules_start = t.len();
+    let sock = &scratch.sock;
     for (sp, h) in scratch.spans.iter_mut().zip(&scratch.hashes) {
         t.extend_from_slice(b"-A KUBE-SEP-");
         t.extend_from_slice(h);
@@ -1253,7 +1350,7 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
         t.extend_from_slice(b" -s ");
         match &sp.fixed {
             Some(f) => f.push_ip(t),
-            None => t.extend_from_within(sp.ip.0..sp.ip.1),
+            None => t.extend_from_slice(sock.get(sp.ip.0..sp.ip.1).unwrap_or(&[])),
         }
         t.extend_from_slice(b" -j KUBE-MARK-MASQ\n-A KUBE-SEP-");
         t.extend_from_slice(h);
@@ -1266,30 +1363,16 @@ fn endpoint_chains(port: &ServicePortInfo, large: bool, policy: [Option<Chain>; 
         t.extend_from_slice(dnat);
         match &sp.fixed {
             Some(f) => f.push_socket(t),
-            None => t.extend_from_within(sp.start..sp.socket_end),
+            None => t.extend_from_slice(sock.get(sp.start..sp.socket_end).unwrap_or(&[])),
         }
         t.push(b'\n');
-        sp.rules_end = t.len() - rules_start;
+        sp.rules_end = t.len();
     }
-    let decls_start = t.len();
-    for h in &scratch.hashes {
-        t.extend_from_slice(b":KUBE-SEP-");
-        t.extend_from_slice(h);
-        t.extend_from_slice(b" - [0:0]\n");
-    }
-    let decls_end = t.len();
-    scratch.rules = (rules_start, decls_start);
-    scratch.decls = (decls_start, decls_end);
-    scratch.ep_text = match String::from_utf8(std::mem::take(t)) {
-        Ok(text) => text,
-        // Never: the bytes are `&str` pieces and ASCII.
-        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-    };
 }
 
-/// `writeServiceToEndpointRules` for one policy chain, as bytes appended to `t` (which holds
-/// the endpoints' socket texts, as `scratch.spans` tell): affinity checks, then the
-/// probability cascade. Returns how many rules.
+/// `writeServiceToEndpointRules` for one policy chain, as bytes appended to `t` (the port's
+/// text; the endpoints' socket texts are in `scratch.sock`, as `scratch.spans` tell):
+/// affinity checks, then the probability cascade. Returns how many rules.
 fn policy_rules(
     t: &mut Vec<u8>,
     port: &ServicePortInfo,
@@ -1357,7 +1440,7 @@ fn policy_rules(
             match at.and_then(|i| scratch.spans.get(i)) {
                 Some(sp) => match &sp.fixed {
                     Some(f) => f.push_socket(t),
-                    None => t.extend_from_within(sp.start..sp.socket_end),
+                    None => t.extend_from_slice(scratch.sock.get(sp.start..sp.socket_end).unwrap_or(&[])),
                 },
                 None => {
                     other.clear();

@@ -19,10 +19,12 @@ use serde::Serialize;
 
 use super::blocks::{BLOCK_PORTS, Block, ListBuilder, PortList, ServiceRec};
 use super::build::{
-    IptablesSettings, Place, Scratch, Transaction, body_estimate, render_port, render_port_into, tx_text,
+    IptablesSettings, Place, Scratch, SharedText, Transaction, body_estimate, render_port, render_port_into,
+    text_of, tx_text,
 };
 use super::text::{
-    Lines, PortText, Text, TxText, Typed, Written, fix_probabilities, parse_table, write_decl,
+    Lines, Many, PortText, Run, Seqs, SharedBuffers, Text, TxText, Typed, Written, fix_probabilities,
+    parse_table, write_decl,
 };
 use super::types::*;
 use crate::proxy::model::Digests;
@@ -127,7 +129,7 @@ impl Tables {
             self.fixed(nat).iter().map(|f| (f.seq, Entry::Fixed(f))).collect();
         if nat && let Some(tx) = &self.tx {
             for p in tx.ports.iter() {
-                for (c, &seq) in p.all_chains().zip(&p.seqs) {
+                for (c, seq) in p.chain_seqs() {
                     out.push((seq, Entry::Port(p, c)));
                 }
             }
@@ -540,6 +542,7 @@ pub fn sync_owned(
         // sync, when its settings were these.
         (Some(t), Some(s)) if s == settings => TxText {
             ports: PortList::default(),
+            shared: Vec::new(),
             written: Written::All,
             filter_decls: t.filter_decls.clone(),
             filter_pre: t.filter_pre.clone(),
@@ -616,11 +619,13 @@ pub fn sync_owned(
         while w.i < digests.digests.len() {
             w.insert();
         }
-        w.out.finish()
+        (w.out.finish(), Vec::new())
     };
+    let (ports, shared) = ports;
     stale.sort_unstable();
     stale.dedup();
     text.ports = ports;
+    text.shared = shared;
     text.written = if full {
         Written::All
     } else {
@@ -646,37 +651,57 @@ pub fn sync_owned(
 /// Gives the chains a new port writes without declaring a place after every declared chain
 /// (as a restore creates them: at their first rule).
 fn assign_extra(p: &mut PortText, existing: &FastMap<Chain, u64>, next_seq: &mut u64) {
+    if p.extra.is_empty() {
+        return;
+    }
+    let mut list: Vec<u64> = p.chain_seqs().take(p.chains.len()).map(|(_, s)| s).collect();
     for c in &p.extra {
         let seq = existing.get(c).copied().unwrap_or_else(|| {
             *next_seq += 1;
             *next_seq - 1
         });
-        p.seqs.push(seq);
+        list.push(seq);
     }
+    p.seqs = Seqs::List(list);
 }
 
 /// The creation order of each declared chain of `p`: its place in the tables when it is
 /// there already, else the next one.
 fn assign_seqs(p: &mut PortText, existing: &FastMap<Chain, u64>, next_seq: &mut u64) {
-    p.seqs = p
-        .chains
-        .iter()
-        .map(|c| {
-            existing.get(c).copied().unwrap_or_else(|| {
+    let start = *next_seq;
+    // A list only once a chain is found in the tables: new chains are consecutive.
+    let mut list: Option<Vec<u64>> = None;
+    for (i, c) in p.chains.iter().enumerate() {
+        match existing.get(c) {
+            Some(&seq) => list
+                .get_or_insert_with(|| {
+                    let mut l = Vec::with_capacity(p.chains.len());
+                    l.extend(start..start + i as u64);
+                    l
+                })
+                .push(seq),
+            None => {
+                if let Some(l) = &mut list {
+                    l.push(*next_seq);
+                }
                 *next_seq += 1;
-                *next_seq - 1
-            })
-        })
-        .collect();
+            }
+        }
+    }
+    p.seqs = match list {
+        Some(l) => Seqs::List(l),
+        None => Seqs::From(start),
+    };
 }
 
-/// A Service's key as blocks hold it: `namespace\0name` (ordered as (namespace, name)).
-fn service_key(p: &ServicePortInfo) -> Arc<str> {
-    let mut k = String::with_capacity(p.name.namespace.len() + p.name.name.len() + 1);
-    k.push_str(&p.name.namespace);
-    k.push('\0');
-    k.push_str(&p.name.name);
-    Arc::from(k)
+/// A Service's key as blocks hold it: `namespace\0name` (ordered as (namespace, name)),
+/// written in `buf` (reused) and shared from there (one allocation).
+fn service_key(p: &ServicePortInfo, buf: &mut String) -> Arc<str> {
+    buf.clear();
+    buf.push_str(&p.name.namespace);
+    buf.push('\0');
+    buf.push_str(&p.name.name);
+    Arc::from(buf.as_str())
 }
 
 /// (namespace, name) of a block's Service key.
@@ -694,39 +719,76 @@ fn full_ports(
     large: bool,
     next_seq: &mut u64,
     stale: &mut Vec<Chain>,
-) -> PortList {
-    let existing: FastMap<Chain, u64> = old
-        .iter()
-        .flat_map(|p| p.all_chains().zip(p.seqs.iter().copied()))
-        .collect();
+) -> (PortList, Vec<SharedBuffers>) {
+    let existing: FastMap<Chain, u64> = old.iter().flat_map(|p| p.chain_seqs()).collect();
     let mut scratch = Scratch::default();
     let mut ports: Vec<PortText> = Vec::with_capacity(model.ports.len());
     // The ports' own chains are rendered into buffers of about `SHARED` bytes, each shared by
     // the ports rendered into it (a few allocations in all, rather than some per port).
     const SHARED: usize = 256 * 1024;
-    let mut buffers: Vec<String> = Vec::new();
+    // Rendered as bytes, each buffer checked as text once, when complete; the declarations
+    // into a buffer of their own beside each (so that both read as runs of the payload), the
+    // ports' chains and runs into lists beside them.
+    type Full = (String, String, Vec<Chain>, Vec<Run>);
+    let mut buffers: Vec<Full> = Vec::new();
     let mut places: Vec<(usize, Place)> = Vec::with_capacity(model.ports.len());
-    let mut shared = Lines::with_capacity(0, 16);
+    let mut shared = SharedText {
+        rules: Lines {
+            text: Vec::new(),
+            runs: Vec::with_capacity(16),
+        },
+        head: Lines::with_capacity(512, 4),
+        ..SharedText::default()
+    };
     for port in &model.ports {
         let need = body_estimate(port);
-        if shared.text.len() + need > shared.text.capacity() {
-            let full = std::mem::replace(&mut shared.text, String::with_capacity(need.max(SHARED)));
-            if !full.is_empty() {
-                buffers.push(full);
+        if shared.rules.text.len() + need > shared.rules.text.capacity() {
+            let cap = need.max(SHARED);
+            let full = std::mem::replace(&mut shared.rules.text, Vec::with_capacity(cap));
+            let decls = std::mem::replace(&mut shared.decls, Vec::with_capacity(cap / 4));
+            let chains = std::mem::replace(&mut shared.chains, Vec::with_capacity(cap / 256));
+            let runs = std::mem::replace(&mut shared.runs, Vec::with_capacity(cap / 256));
+            if !full.is_empty() || !decls.is_empty() || !chains.is_empty() {
+                buffers.push((text_of(full), text_of(decls), chains, runs));
             }
         }
-        let (mut p, place) = render_port_into(port, settings, large, &mut scratch, &mut shared);
+        let (p, place) = render_port_into(port, settings, large, &mut scratch, &mut shared);
         places.push((buffers.len(), place));
-        assign_seqs(&mut p, &existing, next_seq);
         ports.push(p);
     }
-    buffers.push(shared.text);
-    let buffers: Vec<Arc<String>> = buffers.into_iter().map(Arc::new).collect();
-    for (p, &(b, (start, mid, end))) in ports.iter_mut().zip(&places) {
-        if let Some(buf) = buffers.get(b) {
-            p.body.text = Text::Shared(buf.clone(), start, mid);
-            p.decls = Text::Shared(buf.clone(), mid, end);
+    buffers.push((
+        text_of(shared.rules.text),
+        text_of(shared.decls),
+        shared.chains,
+        shared.runs,
+    ));
+    type Lists = (Arc<Vec<Chain>>, Arc<Vec<Run>>);
+    let lists: Vec<Lists> = buffers
+        .iter_mut()
+        .map(|b| {
+            (
+                Arc::new(std::mem::take(&mut b.2)),
+                Arc::new(std::mem::take(&mut b.3)),
+            )
+        })
+        .collect();
+    let buffers: Vec<SharedBuffers> = buffers
+        .into_iter()
+        .map(|(rules, decls, _, _)| SharedBuffers {
+            rules: Arc::new(rules),
+            decls: Arc::new(decls),
+        })
+        .collect();
+    for (p, &(b, at)) in ports.iter_mut().zip(&places) {
+        if let (Some(buf), Some((chains, runs))) = (buffers.get(b), lists.get(b)) {
+            p.head.text = Text::Shared(buf.rules.clone(), at.head, at.body);
+            p.body.text = Text::Shared(buf.rules.clone(), at.body, at.body_end);
+            p.decls = Text::Shared(buf.decls.clone(), at.decls, at.decls_end);
+            p.chains = Many::Shared(chains.clone(), at.chains, at.chains_end);
+            p.body.runs = Many::Shared(runs.clone(), at.runs, at.head_runs);
+            p.head.runs = Many::Shared(runs.clone(), at.head_runs, at.runs_end);
         }
+        assign_seqs(p, &existing, next_seq);
     }
     if !existing.is_empty() {
         let active: FastSet<Chain> = ports.iter().flat_map(|p| p.chains.iter().copied()).collect();
@@ -738,9 +800,13 @@ fn full_ports(
     let mut out = ListBuilder::with_capacity(model.ports.len() / BLOCK_PORTS + 2);
     let mut ports = ports.into_iter();
     let mut start = 0usize;
+    let mut key_buf = String::new();
     for (&d, &end) in digests.digests.iter().zip(&digests.ends) {
         let end = end as usize;
-        let key = model.ports.get(start).map_or_else(|| Arc::from(""), service_key);
+        let key = model
+            .ports
+            .get(start)
+            .map_or_else(|| Arc::from(""), |p| service_key(p, &mut key_buf));
         for p in ports.by_ref().take(end - start) {
             out.port(Arc::new(p));
         }
@@ -753,7 +819,7 @@ fn full_ports(
         );
         start = end;
     }
-    out.finish()
+    (out.finish(), buffers)
 }
 
 /// A partial sync's walk over the prior blocks and the model's Services (both sorted by
@@ -867,11 +933,7 @@ impl<'m> Walk<'_, 'm> {
     /// A changed Service: rendered, its chains keeping their places.
     fn change(&mut self, old_ps: &[Arc<PortText>]) {
         self.existing.clear();
-        self.existing.extend(
-            old_ps
-                .iter()
-                .flat_map(|p| p.all_chains().zip(p.seqs.iter().copied())),
-        );
+        self.existing.extend(old_ps.iter().flat_map(|p| p.chain_seqs()));
         let mut new_ps: Vec<PortText> = Vec::new();
         for port in self.ports(self.i) {
             let mut p = self.render(port);
@@ -897,12 +959,8 @@ impl<'m> Walk<'_, 'm> {
         let mut new_ps: Vec<PortText> = Vec::with_capacity(ports.len());
         for port in ports {
             let mut p = self.render(port);
-            p.seqs = (0..p.chains.len())
-                .map(|_| {
-                    *self.next_seq += 1;
-                    *self.next_seq - 1
-                })
-                .collect();
+            p.seqs = Seqs::From(*self.next_seq);
+            *self.next_seq += p.chains.len() as u64;
             new_ps.push(p);
         }
         for mut p in new_ps {
@@ -911,7 +969,9 @@ impl<'m> Walk<'_, 'm> {
                 .push(u32::try_from(self.out.len()).expect("invariant: fewer than 2^32 service ports"));
             self.out.port(Arc::new(p));
         }
-        let key = ports.first().map_or_else(|| Arc::from(""), service_key);
+        let key = ports
+            .first()
+            .map_or_else(|| Arc::from(""), |p| service_key(p, &mut String::new()));
         self.out.end_service(
             ServiceRec {
                 key,

@@ -125,11 +125,51 @@ impl PartialEq for Text {
 
 impl Eq for Text {}
 
+/// A list a port holds alone, or a range of a list it shares with the ports rendered with it
+/// (as [`Text`]: a full sync keeps its ports' chains and runs in a few lists).
+#[derive(Clone)]
+pub(crate) enum Many<T> {
+    Own(Vec<T>),
+    /// `(list, start, end)`.
+    Shared(Arc<Vec<T>>, u32, u32),
+}
+
+impl<T> Default for Many<T> {
+    fn default() -> Self {
+        Many::Own(Vec::new())
+    }
+}
+
+impl<T> Deref for Many<T> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
+        match self {
+            Many::Own(v) => v,
+            Many::Shared(v, a, b) => v.get(*a as usize..*b as usize).unwrap_or(&[]),
+        }
+    }
+}
+
+impl<T: PartialEq> PartialEq for Many<T> {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: Eq> Eq for Many<T> {}
+
+impl<T: fmt::Debug> fmt::Debug for Many<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// Rule lines (`-A ...\n`) with the chain of each run of them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Lines<T = String> {
+pub(crate) struct Lines<T = String, R = Vec<Run>> {
     pub(crate) text: T,
-    pub(crate) runs: Vec<Run>,
+    pub(crate) runs: R,
 }
 
 impl Lines {
@@ -161,20 +201,6 @@ impl Lines {
         }
     }
 
-    /// Records lines of `chain` ending at `end` in the text, appended by the caller (as
-    /// [`end`](Self::end) does line by line).
-    #[inline]
-    pub(crate) fn add_run(&mut self, chain: Chain, end: usize, lines: u32) {
-        let end = u32::try_from(end).unwrap_or(u32::MAX);
-        match self.runs.last_mut() {
-            Some(r) if r.chain == chain => {
-                r.end = end;
-                r.lines += lines;
-            }
-            _ => self.runs.push(Run { chain, end, lines }),
-        }
-    }
-
     /// A whole rule.
     pub(crate) fn rule(&mut self, chain: Chain, matches: &[Match], target: &Target) {
         self.begin(chain);
@@ -186,7 +212,23 @@ impl Lines {
     }
 }
 
-impl<T: Deref<Target = str>> Lines<T> {
+impl<T> Lines<T> {
+    /// Records lines of `chain` ending at `end` in the text, appended by the caller (as
+    /// [`end`](Lines::end) does line by line).
+    #[inline]
+    pub(crate) fn add_run(&mut self, chain: Chain, end: usize, lines: u32) {
+        let end = u32::try_from(end).unwrap_or(u32::MAX);
+        match self.runs.last_mut() {
+            Some(r) if r.chain == chain => {
+                r.end = end;
+                r.lines += lines;
+            }
+            _ => self.runs.push(Run { chain, end, lines }),
+        }
+    }
+}
+
+impl<T: Deref<Target = str>, R: Deref<Target = [Run]>> Lines<T, R> {
     /// The text of each run, with its chain.
     pub(crate) fn runs(&self) -> impl Iterator<Item = (Chain, &str)> {
         let mut start = 0usize;
@@ -224,24 +266,48 @@ impl<T: Deref<Target = str>> Lines<T> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct PortText {
     pub(crate) filter: Lines,
-    pub(crate) head: Lines,
-    pub(crate) body: Lines<Text>,
+    pub(crate) head: Lines<Text, Many<Run>>,
+    pub(crate) body: Lines<Text, Many<Run>>,
     /// The chains declared (and kept active), in declaration order.
-    pub(crate) chains: Vec<Chain>,
+    pub(crate) chains: Many<Chain>,
     /// Their declaration lines, rendered with the rules (empty when they were not: written
     /// from `chains` then).
     pub(crate) decls: Text,
     /// Chains the body writes to without declaring them (kube-proxy would too).
     pub(crate) extra: Vec<Chain>,
     /// The creation order of `chains`, then `extra`, in the tables (set by syncs).
-    pub(crate) seqs: Vec<u64>,
+    pub(crate) seqs: Seqs,
+}
+
+/// The creation order of a port's chains in the tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Seqs {
+    /// Consecutive, from this one (every chain new to the tables: no list to allocate).
+    From(u64),
+    /// Each chain's, in order.
+    List(Vec<u64>),
+}
+
+impl Default for Seqs {
+    fn default() -> Self {
+        Seqs::List(Vec::new())
+    }
+}
+
+impl Seqs {
+    /// Keeps the first `n`.
+    pub(crate) fn truncate(&mut self, n: usize) {
+        if let Seqs::List(l) = self {
+            l.truncate(n);
+        }
+    }
 }
 
 impl PortText {
     /// Writes the declarations of `chains`.
     pub(crate) fn write_decls(&self, out: &mut String) {
         if self.decls.is_empty() {
-            for c in &self.chains {
+            for c in self.chains.iter() {
                 write_decl(out, *c);
             }
         } else {
@@ -262,6 +328,26 @@ impl PortText {
     pub(crate) fn all_chains(&self) -> impl Iterator<Item = Chain> + '_ {
         self.chains.iter().chain(&self.extra).copied()
     }
+
+    /// [`all_chains`](Self::all_chains) with their creation order (those that have one).
+    pub(crate) fn chain_seqs(&self) -> impl Iterator<Item = (Chain, u64)> + '_ {
+        let (from, list) = match &self.seqs {
+            Seqs::From(s) => (Some(*s), &[][..]),
+            Seqs::List(l) => (None, l.as_slice()),
+        };
+        let n = if from.is_some() {
+            self.chains.len() + self.extra.len()
+        } else {
+            list.len()
+        };
+        self.all_chains().take(n).enumerate().map(move |(i, c)| {
+            let seq = match from {
+                Some(s) => s + i as u64,
+                None => list.get(i).copied().unwrap_or(0),
+            };
+            (c, seq)
+        })
+    }
 }
 
 /// Which ports of a transaction write their own chains.
@@ -272,10 +358,23 @@ pub(crate) enum Written {
     Some(Vec<u32>),
 }
 
+/// The buffers a full sync rendered its ports into (see
+/// [`SharedText`](super::build::SharedText)): every port's `head` and own chains' rules, in
+/// order, and their declarations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SharedBuffers {
+    pub(crate) rules: Arc<String>,
+    pub(crate) decls: Arc<String>,
+}
+
 /// A restore payload as text pieces.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct TxText {
     pub(crate) ports: PortList,
+    /// With every port written (a full sync's), the buffers holding, one after another, all
+    /// the ports' `head` and own chains' rules and all their declarations (empty when the
+    /// ports' text is not laid out so: it is then written port by port).
+    pub(crate) shared: Vec<SharedBuffers>,
     pub(crate) written: Written,
     pub(crate) filter_decls: Vec<Chain>,
     pub(crate) filter_pre: Lines,
@@ -299,6 +398,11 @@ pub(crate) fn write_decl(out: &mut String, c: Chain) {
 }
 
 impl TxText {
+    /// Whether every port is written and [`shared`](Self::shared) holds their text in order.
+    pub(crate) fn laid_out(&self) -> bool {
+        !self.shared.is_empty() && matches!(self.written, Written::All)
+    }
+
     /// Each port with whether it writes its chains.
     pub(crate) fn ports_written(&self) -> impl Iterator<Item = (&PortText, bool)> {
         let mut next = 0usize;
@@ -368,19 +472,32 @@ impl TxText {
         for c in &self.nat_decls {
             write_decl(out, *c);
         }
-        for (p, w) in self.ports_written() {
-            if w {
-                p.write_decls(out);
+        let laid_out = self.laid_out();
+        if laid_out {
+            for b in &self.shared {
+                out.push_str(&b.decls);
+            }
+        } else {
+            for (p, w) in self.ports_written() {
+                if w {
+                    p.write_decls(out);
+                }
             }
         }
         for c in &self.stale {
             write_decl(out, *c);
         }
         out.push_str(&self.nat_pre.text);
-        for (p, w) in self.ports_written() {
-            out.push_str(&p.head.text);
-            if w {
-                out.push_str(&p.body.text);
+        if laid_out {
+            for b in &self.shared {
+                out.push_str(&b.rules);
+            }
+        } else {
+            for (p, w) in self.ports_written() {
+                out.push_str(&p.head.text);
+                if w {
+                    out.push_str(&p.body.text);
+                }
             }
         }
         for c in &self.stale {
@@ -402,8 +519,11 @@ impl TxText {
         };
         pre.write_chain(chain, out);
         for p in self.ports.iter() {
-            let l = if nat { &p.head } else { &p.filter };
-            l.write_chain(chain, out);
+            if nat {
+                p.head.write_chain(chain, out);
+            } else {
+                p.filter.write_chain(chain, out);
+            }
         }
         post.write_chain(chain, out);
     }
