@@ -511,9 +511,14 @@ impl ProxyModel {
             node_hints: config.node_hints,
         };
         // The last Service of a name wins, as in kube-proxy's map.
+        // Usually every name is one Service's: then each port reads its own Service, and the
+        // map is not looked up again.
         let mut by_name: KeyedMap<(&str, &str), &Service> = keyed_map(services.len(), config.hash_key);
+        let mut repeated = false;
         for s in services {
-            by_name.insert((s.metadata.namespace(), s.metadata.name()), s);
+            repeated |= by_name
+                .insert((s.metadata.namespace(), s.metadata.name()), s)
+                .is_some();
         }
         // Every service port of the family the proxier may handle, in Service input order,
         // each to be read from the last Service of its name. Repeats of a service port (same
@@ -529,8 +534,13 @@ impl ProxyModel {
                 continue;
             };
             let (namespace, name) = (first.metadata.namespace(), first.metadata.name());
-            let Some(svc) = by_name.get(&(namespace, name)).copied() else {
-                continue;
+            let svc = if repeated {
+                let Some(svc) = by_name.get(&(namespace, name)).copied() else {
+                    continue;
+                };
+                svc
+            } else {
+                first
             };
             found.push(Candidate {
                 key: PortKey {
@@ -1020,7 +1030,7 @@ fn port_info_into<'a>(
         .ports()
         .iter()
         .rev()
-        .find(|sp| sp.name() == p.port && sp.protocol() == p.protocol)?;
+        .find(|sp| same_short(sp.name(), p.port) && same_short(sp.protocol(), p.protocol))?;
     let port = u16::try_from(sp.port).ok()?;
     let node_port = sp.node_port.and_then(|n| u16::try_from(n).ok()).unwrap_or(0);
     // The type as given: kube-proxy reads the object as the API server stored it (where an
@@ -1155,6 +1165,25 @@ fn port_info_into<'a>(
         endpoint_hints_digest,
     });
     Some(())
+}
+
+/// `a == b` for short texts (port names, protocols) without a call to `memcmp`: lengths
+/// first, then texts of up to 8 bytes as one or two overlapping small words.
+#[inline]
+fn same_short(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let w4 = |c: Option<&[u8; 4]>| c.map(|c| u32::from_le_bytes(*c));
+    let w2 = |c: Option<&[u8; 2]>| c.map(|c| u16::from_le_bytes(*c));
+    match a.len() {
+        0 => true,
+        1 => a.first() == b.first(),
+        2..4 => w2(a.first_chunk()) == w2(b.first_chunk()) && w2(a.last_chunk()) == w2(b.last_chunk()),
+        4..=8 => w4(a.first_chunk()) == w4(b.first_chunk()) && w4(a.last_chunk()) == w4(b.last_chunk()),
+        _ => a == b,
+    }
 }
 
 /// Appends a port's endpoints (`to` makes each one; `place` tells whether it is in the cluster
@@ -1710,6 +1739,37 @@ mod tests {
                     let want = s.cluster_ip_for_family(family.as_str()).and_then(parse_ip_sloppy);
                     assert_eq!(cluster_ip(&s, family), want, "{text:?} {families:?} {family:?}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn same_short_is_text_equality() {
+        let texts = [
+            "",
+            "a",
+            "b",
+            "ab",
+            "ac",
+            "bb",
+            "abc",
+            "abd",
+            "bbc",
+            "TCP",
+            "UDP",
+            "p80",
+            "p8080",
+            "p8081",
+            "q8080",
+            "abcdefgh",
+            "abcdefgi",
+            "bbcdefgh",
+            "abcdefghi",
+            "abcdefghj",
+        ];
+        for a in texts {
+            for b in texts {
+                assert_eq!(same_short(a, b), a == b, "{a:?} {b:?}");
             }
         }
     }
