@@ -530,9 +530,7 @@ impl<'i, 'a> ServiceSlices<'i, 'a> {
         let mut hinted = false;
         for e in self.entries.iter().map(|&i| &self.index.entries[i]) {
             for p in e.slice.ports() {
-                if !p.name.as_deref().is_some_and(|n| same_text(n, port))
-                    || !same_text(p.protocol(), protocol)
-                {
+                if p.name.as_deref() != Some(port) || p.protocol() != protocol {
                     continue;
                 }
                 let Some(number) = port_number(p) else { continue };
@@ -594,8 +592,8 @@ pub(crate) fn push_endpoints<'a>(
     }
 }
 
-/// `a == b`, for short texts (node names, port names, protocols) without a call to
-/// `memcmp`: texts of 2 to 16 bytes are compared as two overlapping words each.
+/// `a == b`, for short texts (node names) without a call to `memcmp`: texts of 4 to 16
+/// bytes are compared as two overlapping words each.
 #[inline]
 fn same_text(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -604,13 +602,9 @@ fn same_text(a: &str, b: &str) -> bool {
     }
     let w8 = |c: Option<&[u8; 8]>| c.map(|c| u64::from_le_bytes(*c));
     let w4 = |c: Option<&[u8; 4]>| c.map(|c| u32::from_le_bytes(*c));
-    let w2 = |c: Option<&[u8; 2]>| c.map(|c| u16::from_le_bytes(*c));
     match a.len() {
         8..=16 => w8(a.first_chunk()) == w8(b.first_chunk()) && w8(a.last_chunk()) == w8(b.last_chunk()),
         4..8 => w4(a.first_chunk()) == w4(b.first_chunk()) && w4(a.last_chunk()) == w4(b.last_chunk()),
-        2..4 => w2(a.first_chunk()) == w2(b.first_chunk()) && w2(a.last_chunk()) == w2(b.last_chunk()),
-        0 => true,
-        1 => a.first() == b.first(),
         _ => a == b,
     }
 }
