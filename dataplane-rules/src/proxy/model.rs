@@ -878,16 +878,28 @@ fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
     let mut ids: KeyedMap<&str, u32> = keyed_map(64, hash);
     let mut namespaces: Vec<&str> = Vec::new();
     let mut of: Vec<u32> = Vec::with_capacity(found.len());
-    let mut last: Option<(&str, u32)> = None;
+    // In front of the map, a small table of recent namespaces indexed by a cheap unkeyed
+    // hash: a hit (checked against the whole name) spares the map its keyed hash; crafted
+    // collisions only send lookups on to the map.
+    let mut recent: [(&str, u32); RECENT] = [("", 0); RECENT];
+    let mut filled = [false; RECENT];
     for c in found {
-        let id = match last {
-            Some((ns, id)) if ns == c.key.namespace => id,
-            _ => *ids.entry(c.key.namespace).or_insert_with(|| {
-                namespaces.push(c.key.namespace);
-                (namespaces.len() - 1) as u32
-            }),
+        let ns = c.key.namespace;
+        let at = recent_slot(ns);
+        let id = match (recent.get(at), filled.get(at)) {
+            (Some(&(name, id)), Some(true)) if same_name(name, ns) => id,
+            _ => {
+                let id = *ids.entry(ns).or_insert_with(|| {
+                    namespaces.push(ns);
+                    (namespaces.len() - 1) as u32
+                });
+                if let (Some(r), Some(f)) = (recent.get_mut(at), filled.get_mut(at)) {
+                    *r = (ns, id);
+                    *f = true;
+                }
+                id
+            }
         };
-        last = Some((c.key.namespace, id));
         of.push(id);
     }
     let mut by_text: Vec<u32> = (0..namespaces.len() as u32).collect();
@@ -957,6 +969,41 @@ fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
         }
     }
     out
+}
+
+/// Slots of `sorted_unique`'s table of recent namespaces.
+const RECENT: usize = 256;
+
+/// A namespace's slot in `sorted_unique`'s table of recent namespaces: its length and its
+/// first and last bytes (up to 8 each), mixed by a multiply.
+#[inline]
+fn recent_slot(s: &str) -> usize {
+    let b = s.as_bytes();
+    let w8 = |c: Option<&[u8; 8]>| c.map_or(0, |c| u64::from_le_bytes(*c));
+    let w4 = |c: Option<&[u8; 4]>| c.map_or(0, |c| u64::from(u32::from_le_bytes(*c)));
+    let words = match b.len() {
+        8.. => w8(b.first_chunk()) ^ w8(b.last_chunk()).rotate_left(29),
+        4..8 => w4(b.first_chunk()) | (w4(b.last_chunk()) << 32),
+        _ => b.iter().fold(0u64, |h, &c| (h << 8) | u64::from(c)),
+    };
+    let h = (words ^ b.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> 56) as usize % RECENT
+}
+
+/// `a == b` for names of up to 16 bytes without a call to `memcmp` (two overlapping words).
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let w8 = |c: Option<&[u8; 8]>| c.map(|c| u64::from_le_bytes(*c));
+    let w4 = |c: Option<&[u8; 4]>| c.map(|c| u32::from_le_bytes(*c));
+    match a.len() {
+        8..=16 => w8(a.first_chunk()) == w8(b.first_chunk()) && w8(a.last_chunk()) == w8(b.last_chunk()),
+        4..8 => w4(a.first_chunk()) == w4(b.first_chunk()) && w4(a.last_chunk()) == w4(b.last_chunk()),
+        _ => a == b,
+    }
 }
 
 /// Buffers reused from one service port to the next.
@@ -1739,6 +1786,38 @@ mod tests {
                     let want = s.cluster_ip_for_family(family.as_str()).and_then(parse_ip_sloppy);
                     assert_eq!(cluster_ip(&s, family), want, "{text:?} {families:?} {family:?}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn same_name_is_text_equality() {
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcd",
+            "abce",
+            "ns-1",
+            "ns-2",
+            "ns-12",
+            "ns-13",
+            "abcdefgh",
+            "abcdefgi",
+            "bbcdefgh",
+            "kube-system",
+            "kube-systen",
+            "0123456789abcdef",
+            "0123456789abcdeg",
+            "1123456789abcdef",
+            "0123456789abcdefg",
+            "0123456789abcdefh",
+        ];
+        for a in texts {
+            assert!(recent_slot(a) < RECENT);
+            for b in texts {
+                assert_eq!(same_name(a, b), a == b, "{a:?} {b:?}");
             }
         }
     }
