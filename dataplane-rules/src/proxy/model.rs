@@ -124,7 +124,7 @@ impl fmt::Display for Endpoint {
 pub struct EndpointList {
     /// The endpoints this list is a run of (none for an empty list): a [built](ProxyModel::build)
     /// model keeps the endpoints of all its ports in one allocation.
-    buf: Option<Arc<[Endpoint]>>,
+    buf: Option<Arc<Vec<Endpoint>>>,
     /// Where the run starts in `buf`.
     start: usize,
     /// The run's length.
@@ -138,7 +138,7 @@ impl EndpointList {
             EndpointList::default()
         } else {
             EndpointList {
-                buf: Some(Arc::from(list)),
+                buf: Some(Arc::new(list.to_vec())),
                 start: 0,
                 len: list.len(),
             }
@@ -146,7 +146,7 @@ impl EndpointList {
     }
 
     /// The run `range` of `buf` (empty when out of range).
-    fn run(buf: &Arc<[Endpoint]>, range: std::ops::Range<usize>) -> Self {
+    fn run(buf: &Arc<Vec<Endpoint>>, range: std::ops::Range<usize>) -> Self {
         if range.is_empty() || range.end > buf.len() {
             return EndpointList::default();
         }
@@ -609,8 +609,13 @@ impl ProxyModel {
                 }
             }
         }
-        // One allocation holds every port's endpoints.
-        let shared: Arc<[Endpoint]> = Arc::from(std::mem::take(&mut scratch.shared));
+        // One allocation holds every port's endpoints: the list built, not copied (only
+        // trimmed when it grew well past its need).
+        let mut shared = std::mem::take(&mut scratch.shared);
+        if shared.capacity() > shared.len() + shared.len() / 8 {
+            shared.shrink_to_fit();
+        }
+        let shared: Arc<Vec<Endpoint>> = Arc::new(shared);
         for (p, [all, cluster, local, reachable]) in ports.iter_mut().zip(scratch.spans.drain(..)) {
             p.endpoints = EndpointList::run(&shared, all);
             p.cluster_endpoints = EndpointList::run(&shared, cluster);
