@@ -575,7 +575,7 @@ impl ProxyModel {
             };
             let key = (c.key.namespace, c.key.name);
             let slices = match run {
-                Some((k, r)) if k == key => r,
+                Some((k, r)) if same_name(k.1, key.1) && same_name(k.0, key.0) => r,
                 _ => {
                     let r = index.service(key.0, key.1, family);
                     run = Some((key, r));
@@ -964,13 +964,19 @@ fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
         }
     }
     // Of a run of one name, any stands for all (they read the same Service port).
+    // Namespaces' buckets hold different names; in one, names of different prefixes differ:
+    // only neighbours of one prefix are compared in full.
     let mut out: Vec<u32> = Vec::with_capacity(order.len());
-    let mut prev: Option<PortKey<'_>> = None;
-    for &k in &order {
-        let n = name(k);
-        if n != prev {
-            out.push(at(k) as u32);
-            prev = n;
+    for w in starts.windows(2) {
+        let Some(bucket) = order.get(w[0]..w[1]) else {
+            continue;
+        };
+        let mut prev: Option<u128> = None;
+        for &k in bucket {
+            if prev.is_none_or(|p| p >> 32 != k >> 32 || name(p) != name(k)) {
+                out.push(at(k) as u32);
+            }
+            prev = Some(k);
         }
     }
     out
