@@ -16,6 +16,19 @@ use svcnet_model::hash::{KeyedMap, KeyedState, keyed_map};
 /// (namespace, Service name), borrowed from a slice.
 type ServiceKey<'a> = (&'a str, &'a str);
 
+/// A (namespace, Service name) key of the index's map of groups: hashed as the pair,
+/// compared without calls to `memcmp` (names are short).
+#[derive(Debug, Clone, Copy, Hash)]
+struct GroupKey<'a>(&'a str, &'a str);
+
+impl PartialEq for GroupKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        same_text(self.1, other.1) && same_text(self.0, other.0)
+    }
+}
+
+impl Eq for GroupKey<'_> {}
+
 /// A slice the proxy reads (in the caller's order), with where its parsed addresses sit in
 /// the index's `ips`.
 #[derive(Debug, Clone, Copy)]
@@ -68,7 +81,7 @@ impl Entry<'_> {
 /// [`NodeView::from_index`]: crate::NodeView::from_index
 #[derive(Debug, Clone)]
 pub struct SliceIndex<'a> {
-    groups: KeyedMap<ServiceKey<'a>, usize>,
+    groups: KeyedMap<GroupKey<'a>, usize>,
     /// Readable slices in the caller's order.
     entries: Vec<Entry<'a>>,
     /// Indices into `entries` ordered by (group, family, slice name, caller's order).
@@ -172,7 +185,7 @@ impl<'a> SliceIndex<'a> {
 
     /// The index, with each slice's digest when `digests` is set.
     fn index(slices: &'a [EndpointSlice], hash: KeyedState, digests: bool) -> Self {
-        let mut groups: KeyedMap<ServiceKey<'a>, usize> = keyed_map(slices.len(), hash);
+        let mut groups: KeyedMap<GroupKey<'a>, usize> = keyed_map(slices.len(), hash);
         let mut entries: Vec<Entry<'a>> = Vec::with_capacity(slices.len());
         let endpoints = slices.iter().map(|s| s.endpoints().len()).sum();
         let mut ips: Vec<Slot<'a>> = Vec::with_capacity(endpoints);
@@ -233,7 +246,7 @@ impl<'a> SliceIndex<'a> {
                 }
             }
             let next = groups.len();
-            let group = *groups.entry((ns, service)).or_insert(next);
+            let group = *groups.entry(GroupKey(ns, service)).or_insert(next);
             entries.push(Entry {
                 slice: s,
                 ips: first,
@@ -292,7 +305,7 @@ impl<'a> SliceIndex<'a> {
     fn run_entries(&self, namespace: &str, service: &str, family: IpFamily) -> &[usize] {
         // The Service may be unknown (outside data); its slot, the run's bounds and the entry
         // numbers are the index's own.
-        match self.groups.get(&(namespace, service)) {
+        match self.groups.get(&GroupKey(namespace, service)) {
             Some(g) => {
                 let slot = g * 2 + family_slot(family);
                 &self.sorted[self.starts[slot]..self.starts[slot + 1]]

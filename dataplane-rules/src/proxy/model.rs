@@ -124,7 +124,7 @@ impl fmt::Display for Endpoint {
 pub struct EndpointList {
     /// The endpoints this list is a run of (none for an empty list): a [built](ProxyModel::build)
     /// model keeps the endpoints of all its ports in one allocation.
-    buf: Option<Arc<[Endpoint]>>,
+    buf: Option<Arc<Vec<Endpoint>>>,
     /// Where the run starts in `buf`.
     start: usize,
     /// The run's length.
@@ -138,7 +138,7 @@ impl EndpointList {
             EndpointList::default()
         } else {
             EndpointList {
-                buf: Some(Arc::from(list)),
+                buf: Some(Arc::new(list.to_vec())),
                 start: 0,
                 len: list.len(),
             }
@@ -146,7 +146,7 @@ impl EndpointList {
     }
 
     /// The run `range` of `buf` (empty when out of range).
-    fn run(buf: &Arc<[Endpoint]>, range: std::ops::Range<usize>) -> Self {
+    fn run(buf: &Arc<Vec<Endpoint>>, range: std::ops::Range<usize>) -> Self {
         if range.is_empty() || range.end > buf.len() {
             return EndpointList::default();
         }
@@ -511,9 +511,14 @@ impl ProxyModel {
             node_hints: config.node_hints,
         };
         // The last Service of a name wins, as in kube-proxy's map.
+        // Usually every name is one Service's: then each port reads its own Service, and the
+        // map is not looked up again.
         let mut by_name: KeyedMap<(&str, &str), &Service> = keyed_map(services.len(), config.hash_key);
+        let mut repeated = false;
         for s in services {
-            by_name.insert((s.metadata.namespace(), s.metadata.name()), s);
+            repeated |= by_name
+                .insert((s.metadata.namespace(), s.metadata.name()), s)
+                .is_some();
         }
         // Every service port of the family the proxier may handle, in Service input order,
         // each to be read from the last Service of its name. Repeats of a service port (same
@@ -529,8 +534,13 @@ impl ProxyModel {
                 continue;
             };
             let (namespace, name) = (first.metadata.namespace(), first.metadata.name());
-            let Some(svc) = by_name.get(&(namespace, name)).copied() else {
-                continue;
+            let svc = if repeated {
+                let Some(svc) = by_name.get(&(namespace, name)).copied() else {
+                    continue;
+                };
+                svc
+            } else {
+                first
             };
             found.push(Candidate {
                 key: PortKey {
@@ -565,7 +575,7 @@ impl ProxyModel {
             };
             let key = (c.key.namespace, c.key.name);
             let slices = match run {
-                Some((k, r)) if k == key => r,
+                Some((k, r)) if same_name(k.1, key.1) && same_name(k.0, key.0) => r,
                 _ => {
                     let r = index.service(key.0, key.1, family);
                     run = Some((key, r));
@@ -599,8 +609,13 @@ impl ProxyModel {
                 }
             }
         }
-        // One allocation holds every port's endpoints.
-        let shared: Arc<[Endpoint]> = Arc::from(std::mem::take(&mut scratch.shared));
+        // One allocation holds every port's endpoints: the list built, not copied (only
+        // trimmed when it grew well past its need).
+        let mut shared = std::mem::take(&mut scratch.shared);
+        if shared.capacity() > shared.len() + shared.len() / 8 {
+            shared.shrink_to_fit();
+        }
+        let shared: Arc<Vec<Endpoint>> = Arc::new(shared);
         for (p, [all, cluster, local, reachable]) in ports.iter_mut().zip(scratch.spans.drain(..)) {
             p.endpoints = EndpointList::run(&shared, all);
             p.cluster_endpoints = EndpointList::run(&shared, cluster);
@@ -868,16 +883,28 @@ fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
     let mut ids: KeyedMap<&str, u32> = keyed_map(64, hash);
     let mut namespaces: Vec<&str> = Vec::new();
     let mut of: Vec<u32> = Vec::with_capacity(found.len());
-    let mut last: Option<(&str, u32)> = None;
+    // In front of the map, a small table of recent namespaces indexed by a cheap unkeyed
+    // hash: a hit (checked against the whole name) spares the map its keyed hash; crafted
+    // collisions only send lookups on to the map.
+    let mut recent: [(&str, u32); RECENT] = [("", 0); RECENT];
+    let mut filled = [false; RECENT];
     for c in found {
-        let id = match last {
-            Some((ns, id)) if ns == c.key.namespace => id,
-            _ => *ids.entry(c.key.namespace).or_insert_with(|| {
-                namespaces.push(c.key.namespace);
-                (namespaces.len() - 1) as u32
-            }),
+        let ns = c.key.namespace;
+        let at = recent_slot(ns);
+        let id = match (recent.get(at), filled.get(at)) {
+            (Some(&(name, id)), Some(true)) if same_name(name, ns) => id,
+            _ => {
+                let id = *ids.entry(ns).or_insert_with(|| {
+                    namespaces.push(ns);
+                    (namespaces.len() - 1) as u32
+                });
+                if let (Some(r), Some(f)) = (recent.get_mut(at), filled.get_mut(at)) {
+                    *r = (ns, id);
+                    *f = true;
+                }
+                id
+            }
         };
-        last = Some((c.key.namespace, id));
         of.push(id);
     }
     let mut by_text: Vec<u32> = (0..namespaces.len() as u32).collect();
@@ -937,16 +964,57 @@ fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
         }
     }
     // Of a run of one name, any stands for all (they read the same Service port).
+    // Namespaces' buckets hold different names; in one, names of different prefixes differ:
+    // only neighbours of one prefix are compared in full.
     let mut out: Vec<u32> = Vec::with_capacity(order.len());
-    let mut prev: Option<PortKey<'_>> = None;
-    for &k in &order {
-        let n = name(k);
-        if n != prev {
-            out.push(at(k) as u32);
-            prev = n;
+    for w in starts.windows(2) {
+        let Some(bucket) = order.get(w[0]..w[1]) else {
+            continue;
+        };
+        let mut prev: Option<u128> = None;
+        for &k in bucket {
+            if prev.is_none_or(|p| p >> 32 != k >> 32 || name(p) != name(k)) {
+                out.push(at(k) as u32);
+            }
+            prev = Some(k);
         }
     }
     out
+}
+
+/// Slots of `sorted_unique`'s table of recent namespaces.
+const RECENT: usize = 256;
+
+/// A namespace's slot in `sorted_unique`'s table of recent namespaces: its length and its
+/// first and last bytes (up to 8 each), mixed by a multiply.
+#[inline]
+fn recent_slot(s: &str) -> usize {
+    let b = s.as_bytes();
+    let w8 = |c: Option<&[u8; 8]>| c.map_or(0, |c| u64::from_le_bytes(*c));
+    let w4 = |c: Option<&[u8; 4]>| c.map_or(0, |c| u64::from(u32::from_le_bytes(*c)));
+    let words = match b.len() {
+        8.. => w8(b.first_chunk()) ^ w8(b.last_chunk()).rotate_left(29),
+        4..8 => w4(b.first_chunk()) | (w4(b.last_chunk()) << 32),
+        _ => b.iter().fold(0u64, |h, &c| (h << 8) | u64::from(c)),
+    };
+    let h = (words ^ b.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    (h >> 56) as usize % RECENT
+}
+
+/// `a == b` for names of up to 16 bytes without a call to `memcmp` (two overlapping words).
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let w8 = |c: Option<&[u8; 8]>| c.map(|c| u64::from_le_bytes(*c));
+    let w4 = |c: Option<&[u8; 4]>| c.map(|c| u32::from_le_bytes(*c));
+    match a.len() {
+        8..=16 => w8(a.first_chunk()) == w8(b.first_chunk()) && w8(a.last_chunk()) == w8(b.last_chunk()),
+        4..8 => w4(a.first_chunk()) == w4(b.first_chunk()) && w4(a.last_chunk()) == w4(b.last_chunk()),
+        _ => a == b,
+    }
 }
 
 /// Buffers reused from one service port to the next.
@@ -1020,7 +1088,7 @@ fn port_info_into<'a>(
         .ports()
         .iter()
         .rev()
-        .find(|sp| sp.name() == p.port && sp.protocol() == p.protocol)?;
+        .find(|sp| same_short(sp.name(), p.port) && same_short(sp.protocol(), p.protocol))?;
     let port = u16::try_from(sp.port).ok()?;
     let node_port = sp.node_port.and_then(|n| u16::try_from(n).ok()).unwrap_or(0);
     // The type as given: kube-proxy reads the object as the API server stored it (where an
@@ -1155,6 +1223,25 @@ fn port_info_into<'a>(
         endpoint_hints_digest,
     });
     Some(())
+}
+
+/// `a == b` for short texts (port names, protocols) without a call to `memcmp`: lengths
+/// first, then texts of up to 8 bytes as one or two overlapping small words.
+#[inline]
+fn same_short(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let w4 = |c: Option<&[u8; 4]>| c.map(|c| u32::from_le_bytes(*c));
+    let w2 = |c: Option<&[u8; 2]>| c.map(|c| u16::from_le_bytes(*c));
+    match a.len() {
+        0 => true,
+        1 => a.first() == b.first(),
+        2..4 => w2(a.first_chunk()) == w2(b.first_chunk()) && w2(a.last_chunk()) == w2(b.last_chunk()),
+        4..=8 => w4(a.first_chunk()) == w4(b.first_chunk()) && w4(a.last_chunk()) == w4(b.last_chunk()),
+        _ => a == b,
+    }
 }
 
 /// Appends a port's endpoints (`to` makes each one; `place` tells whether it is in the cluster
@@ -1710,6 +1797,69 @@ mod tests {
                     let want = s.cluster_ip_for_family(family.as_str()).and_then(parse_ip_sloppy);
                     assert_eq!(cluster_ip(&s, family), want, "{text:?} {families:?} {family:?}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn same_name_is_text_equality() {
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcd",
+            "abce",
+            "ns-1",
+            "ns-2",
+            "ns-12",
+            "ns-13",
+            "abcdefgh",
+            "abcdefgi",
+            "bbcdefgh",
+            "kube-system",
+            "kube-systen",
+            "0123456789abcdef",
+            "0123456789abcdeg",
+            "1123456789abcdef",
+            "0123456789abcdefg",
+            "0123456789abcdefh",
+        ];
+        for a in texts {
+            assert!(recent_slot(a) < RECENT);
+            for b in texts {
+                assert_eq!(same_name(a, b), a == b, "{a:?} {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn same_short_is_text_equality() {
+        let texts = [
+            "",
+            "a",
+            "b",
+            "ab",
+            "ac",
+            "bb",
+            "abc",
+            "abd",
+            "bbc",
+            "TCP",
+            "UDP",
+            "p80",
+            "p8080",
+            "p8081",
+            "q8080",
+            "abcdefgh",
+            "abcdefgi",
+            "bbcdefgh",
+            "abcdefghi",
+            "abcdefghj",
+        ];
+        for a in texts {
+            for b in texts {
+                assert_eq!(same_short(a, b), a == b, "{a:?} {b:?}");
             }
         }
     }
