@@ -5,7 +5,13 @@
 //! of ten ready endpoints from 10.128.0.0/10 spread over 50 nodes per Service).
 //!
 //! - `full`: Services + EndpointSlices → per-node proxy model → IPVS rule set → restore
-//!   payload, what kube-proxy's IPVS `syncProxyRules` does after its informers fed it.
+//!   payload, what kube-proxy's IPVS `syncProxyRules` does after its informers fed it. The
+//!   objects are `svcnet_benches::oracle::cluster`'s, built as structs (as kube-oracle builds
+//!   its Go objects, and as the iptables and nftables full benches take them).
+//! - `full (objects from JSON)`: the same, over the same cluster deserialized from JSON
+//!   values (this file's `cluster`). Deserializing leaves the objects' small allocations
+//!   (addresses, names) scattered among freed temporaries, and the model's reads of them
+//!   miss the caches more often: the same work takes markedly longer.
 //! - `from-model`: the IPVS rule set and restore payload from a built proxy model.
 //! - `render`: `ipvsadm --restore` + `ipset restore` texts, and the readable text.
 //!
@@ -60,7 +66,17 @@ fn bench(c: &mut Criterion) {
     let options = IpvsOptions::default();
     let mut g = c.benchmark_group("rules_ipvs");
     g.sample_size(20);
+    let (osvcs, oslices) = svcnet_benches::oracle::cluster(false);
     g.bench_function("full/10000svc-10ep", |b| {
+        b.iter(|| {
+            // As `svcnet rules --backend ipvs` builds it: IPVS never reads slice digests.
+            let model = ProxyModel::build_without_slice_digests(&osvcs, &oslices, None, &config);
+            let rules = ipvs::build(&model, &config, &options).expect("rules");
+            black_box(rules.iptables.restore_text());
+            rules
+        })
+    });
+    g.bench_function("full (objects from JSON)/10000svc-10ep", |b| {
         b.iter(|| {
             // As `svcnet rules --backend ipvs` builds it: IPVS never reads slice digests.
             let model = ProxyModel::build_without_slice_digests(&svcs, &slices, None, &config);
