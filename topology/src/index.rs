@@ -11,7 +11,7 @@ use std::ops::Range;
 use svcnet_model::{EndpointPort, EndpointSlice};
 
 use crate::endpoint::{Ignored, IpFamily, PlainEndpoint, ProxyEndpoint, SelectOptions, ServicePortName};
-use svcnet_model::hash::{KeyedMap, KeyedState, keyed_map};
+use svcnet_model::hash::{KeyedMap, KeyedState, keyed_map, short_text_eq as same_text};
 
 /// (namespace, Service name), borrowed from a slice.
 type ServiceKey<'a> = (&'a str, &'a str);
@@ -602,23 +602,6 @@ pub(crate) fn push_endpoints<'a>(
             zone_hints: hints.and_then(|h| h.for_zones.as_deref()).unwrap_or(&[]),
             node_hints,
         });
-    }
-}
-
-/// `a == b`, for short texts (node names) without a call to `memcmp`: texts of 4 to 16
-/// bytes are compared as two overlapping words each.
-#[inline]
-fn same_text(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let w8 = |c: Option<&[u8; 8]>| c.map(|c| u64::from_le_bytes(*c));
-    let w4 = |c: Option<&[u8; 4]>| c.map(|c| u32::from_le_bytes(*c));
-    match a.len() {
-        8..=16 => w8(a.first_chunk()) == w8(b.first_chunk()) && w8(a.last_chunk()) == w8(b.last_chunk()),
-        4..8 => w4(a.first_chunk()) == w4(b.first_chunk()) && w4(a.last_chunk()) == w4(b.last_chunk()),
-        _ => a == b,
     }
 }
 

@@ -20,7 +20,7 @@ use svcnet_topology::{
 };
 
 use super::config::ProxyConfig;
-use svcnet_model::hash::{DigestHasher, KeyedMap, KeyedState, keyed_map};
+use svcnet_model::hash::{DigestHasher, KeyedMap, KeyedState, keyed_map, short_text_eq as same_name};
 
 /// A service port's protocol: the model's one [`Protocol`](svcnet_model::Protocol).
 pub use svcnet_model::Protocol;
@@ -999,22 +999,6 @@ fn recent_slot(s: &str) -> usize {
     };
     let h = (words ^ b.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     (h >> 56) as usize % RECENT
-}
-
-/// `a == b` for names of up to 16 bytes without a call to `memcmp` (two overlapping words).
-#[inline]
-fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let w8 = |c: Option<&[u8; 8]>| c.map(|c| u64::from_le_bytes(*c));
-    let w4 = |c: Option<&[u8; 4]>| c.map(|c| u32::from_le_bytes(*c));
-    match a.len() {
-        8..=16 => w8(a.first_chunk()) == w8(b.first_chunk()) && w8(a.last_chunk()) == w8(b.last_chunk()),
-        4..8 => w4(a.first_chunk()) == w4(b.first_chunk()) && w4(a.last_chunk()) == w4(b.last_chunk()),
-        _ => a == b,
-    }
 }
 
 /// Buffers reused from one service port to the next.
