@@ -82,8 +82,9 @@ pub struct Endpoint {
     /// Inline for the usual single address: the address lives inside the endpoint (no heap
     /// allocation per endpoint, and a pass over many endpoints reads each address without
     /// following a pointer to wherever deserialization left it); a second address spills to
-    /// the heap. On the wire it is the same list as ever: absent reads as empty, `null` is an
-    /// error, order is kept.
+    /// the heap. The list takes 32 bytes against a `Vec`'s 24 (the endpoint 136 against 128).
+    /// On the wire it is the same list as a `Vec`: absent reads as empty, `null` is an error,
+    /// order is kept.
     #[serde(default)]
     pub addresses: SmallVec<[CompactString; 1]>,
     /// Ready, serving, terminating.
