@@ -86,7 +86,9 @@ fn slice(i: usize, generation: usize) -> EndpointSlice {
                     0
                 };
             svcnet_model::Endpoint {
-                addresses: vec![format!("172.{}.{}.{}", 16 + n / 65536, (n / 256) % 256, n % 256).into()],
+                addresses: svcnet_model::smallvec![
+                    format!("172.{}.{}.{}", 16 + n / 65536, (n / 256) % 256, n % 256).into()
+                ],
                 conditions: EndpointConditions {
                     ready: Some(!(e == 0 && generation % 2 == 1)),
                     ..Default::default()

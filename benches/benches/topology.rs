@@ -63,7 +63,9 @@ fn slices(hinted: bool) -> Vec<EndpointSlice> {
                         _ => ZONES[2],
                     };
                     Endpoint {
-                        addresses: vec![format!("10.{}.{}.{}", i / 65536, (i / 256) % 256, i % 256).into()],
+                        addresses: svcnet_model::smallvec![
+                            format!("10.{}.{}.{}", i / 65536, (i / 256) % 256, i % 256).into()
+                        ],
                         conditions: EndpointConditions {
                             ready: Some(i % 50 != 0),
                             ..Default::default()
@@ -181,7 +183,9 @@ fn selection(c: &mut Criterion) {
                 .map(|j| {
                     let zone = ZONES[j % 3];
                     Endpoint {
-                        addresses: vec![format!("10.{}.{}.{}", i / 256 % 256, i % 256, j + 1).into()],
+                        addresses: svcnet_model::smallvec![
+                            format!("10.{}.{}.{}", i / 256 % 256, i % 256, j + 1).into()
+                        ],
                         conditions: EndpointConditions::default(),
                         node_name: Some(if j == 0 {
                             "node-0".into()

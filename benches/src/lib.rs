@@ -48,7 +48,7 @@ pub mod oracle {
                         n = SERVICES * ENDPOINTS + 1;
                     }
                     Endpoint {
-                        addresses: vec![
+                        addresses: svcnet_model::smallvec![
                             format!("10.{}.{}.{}", 128 + ((n >> 16) & 63), (n >> 8) & 255, n & 255).into(),
                         ],
                         conditions: EndpointConditions {

@@ -107,7 +107,7 @@ fn perturb(slices: &mut Vec<EndpointSlice>, bits: u8, max: usize) {
     }
     if bits & 8 != 0 && eps.len() < max {
         eps.push(svcnet_model::Endpoint {
-            addresses: vec!["192.0.2.1".into()],
+            addresses: svcnet_model::smallvec!["192.0.2.1".into()],
             ..Default::default()
         });
     }

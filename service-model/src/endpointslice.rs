@@ -4,6 +4,7 @@
 
 use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 use crate::{ObjectMeta, ObjectReference};
 
@@ -77,8 +78,15 @@ impl EndpointSlice {
 #[serde(rename_all = "camelCase")]
 pub struct Endpoint {
     /// The endpoint's addresses (one, by convention), of the slice's address type.
+    ///
+    /// Inline for the usual single address: the address lives inside the endpoint (no heap
+    /// allocation per endpoint, and a pass over many endpoints reads each address without
+    /// following a pointer to wherever deserialization left it); a second address spills to
+    /// the heap. The list takes 32 bytes against a `Vec`'s 24 (the endpoint 136 against 128).
+    /// On the wire it is the same list as a `Vec`: absent reads as empty, `null` is an error,
+    /// order is kept.
     #[serde(default)]
-    pub addresses: Vec<CompactString>,
+    pub addresses: SmallVec<[CompactString; 1]>,
     /// Ready, serving, terminating.
     #[serde(default)]
     pub conditions: EndpointConditions,
@@ -216,5 +224,63 @@ mod condition_tests {
             ..EndpointConditions::default()
         };
         assert!(!not_serving.is_serving() && not_serving.is_terminating());
+    }
+}
+
+#[cfg(test)]
+mod address_tests {
+    use compact_str::CompactString;
+    use serde::{Deserialize, Serialize};
+
+    use super::Endpoint;
+
+    /// The field as it was (a `Vec`), to hold the inline list to the same wire behaviour.
+    #[derive(Debug, Deserialize, Serialize)]
+    struct AsVec {
+        #[serde(default)]
+        addresses: Vec<CompactString>,
+    }
+
+    #[test]
+    fn addresses_read_and_write_as_a_vec_would() {
+        let cases = [
+            r#"{}"#,
+            r#"{"addresses":[]}"#,
+            r#"{"addresses":["10.0.0.1"]}"#,
+            r#"{"addresses":["10.0.0.2","10.0.0.1","10.0.0.3"]}"#,
+            r#"{"addresses":null}"#,
+            r#"{"addresses":"10.0.0.1"}"#,
+            r#"{"addresses":[1]}"#,
+        ];
+        for json in cases {
+            let vec: Result<AsVec, _> = serde_json::from_str(json);
+            let ep: Result<Endpoint, _> = serde_json::from_str(json);
+            match (vec, ep) {
+                (Ok(v), Ok(e)) => {
+                    assert_eq!(e.addresses[..], v.addresses[..], "{json}");
+                    let want = serde_json::to_value(&v).expect("serialize");
+                    let got = serde_json::to_value(&e).expect("serialize");
+                    assert_eq!(got["addresses"], want["addresses"], "{json}");
+                }
+                (Err(v), Err(e)) => assert_eq!(e.to_string(), v.to_string(), "{json}"),
+                (v, e) => panic!("{json}: Vec gives {v:?}, the endpoint {e:?}"),
+            }
+            let vec: Result<AsVec, _> = serde_saphyr::from_str(json);
+            let ep: Result<Endpoint, _> = serde_saphyr::from_str(json);
+            match (vec, ep) {
+                (Ok(v), Ok(e)) => assert_eq!(e.addresses[..], v.addresses[..], "yaml {json}"),
+                (Err(v), Err(e)) => assert_eq!(e.to_string(), v.to_string(), "yaml {json}"),
+                (v, e) => panic!("yaml {json}: Vec gives {v:?}, the endpoint {e:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn one_address_stays_inline() {
+        let e: Endpoint = serde_json::from_str(r#"{"addresses":["10.0.0.1"]}"#).expect("parse");
+        assert!(!e.addresses.spilled());
+        let e: Endpoint = serde_json::from_str(r#"{"addresses":["10.0.0.1","10.0.0.2"]}"#).expect("parse");
+        assert!(e.addresses.spilled());
+        assert_eq!(e.addresses[..], ["10.0.0.1", "10.0.0.2"]);
     }
 }

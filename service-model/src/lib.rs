@@ -134,6 +134,9 @@ pub use servicecidr::{
     DEFAULT_SERVICE_CIDR_NAME, IpAddress, IpAddressSpec, ParentReference, SERVICE_CIDR_CONDITION_READY,
     SERVICE_CIDR_FINALIZER, ServiceCidr, ServiceCidrSpec, ServiceCidrStatus,
 };
+/// Small-vector type of [`Endpoint::addresses`] (one address inline) and its `smallvec!`
+/// constructor macro, re-exported for callers.
+pub use smallvec::{SmallVec, smallvec};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

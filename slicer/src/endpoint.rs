@@ -184,7 +184,7 @@ pub(crate) fn canonical_pod_ip(ip: &str) -> (Family, std::borrow::Cow<'_, str>) 
 
 /// The Pod's addresses of `family` in canonical text ([`canonical_pod_ip`]), sorted, or `None`
 /// when it has none of that family.
-pub(crate) fn endpoint_addresses(pod: &Pod, family: Family) -> Option<Vec<CompactString>> {
+pub(crate) fn endpoint_addresses(pod: &Pod, family: Family) -> Option<SmallVec<[CompactString; 1]>> {
     let status = pod.status.as_ref()?;
     // The API server's v1 conversion fills `podIPs` from a lone `podIP`; read such a Pod the same.
     let from_pod_ip;
@@ -204,20 +204,20 @@ pub(crate) fn endpoint_addresses(pod: &Pod, family: Family) -> Option<Vec<Compac
             std::borrow::Cow::Owned(t) => CompactString::from(t),
         })
     };
-    let addresses: Vec<CompactString> = match ips {
+    let addresses: SmallVec<[CompactString; 1]> = match ips {
         // The usual case: one IP per family.
-        [one] => vec![mine(one)?],
+        [one] => smallvec::smallvec![mine(one)?],
         [a, b] => match (mine(a), mine(b)) {
-            (Some(a), None) | (None, Some(a)) => vec![a],
+            (Some(a), None) | (None, Some(a)) => smallvec::smallvec![a],
             (None, None) => return None,
             (Some(a), Some(b)) => {
-                let mut v = vec![a, b];
+                let mut v: SmallVec<[CompactString; 1]> = smallvec::smallvec![a, b];
                 v.sort();
                 v
             }
         },
         _ => {
-            let mut v: Vec<CompactString> = ips.iter().filter_map(mine).collect();
+            let mut v: SmallVec<[CompactString; 1]> = ips.iter().filter_map(mine).collect();
             if v.is_empty() {
                 return None;
             }
@@ -233,7 +233,7 @@ pub(crate) fn endpoint_addresses(pod: &Pod, family: Family) -> Option<Vec<Compac
 #[inline(always)]
 pub(crate) fn endpoint_with(
     pod: &Pod,
-    addresses: Vec<CompactString>,
+    addresses: SmallVec<[CompactString; 1]>,
     publish_not_ready: bool,
     set_hostname: bool,
     node_zone: Option<&str>,
@@ -486,23 +486,24 @@ mod tests {
         // (`getEndpointAddresses`; TestReconcile1Pod/ipv6).
         let p = pod(&["1.2.3.4", "1234::5678:0000:0000:9abc:def0", "::ffff:1.1.1.1"]);
         let v4 = pod_to_endpoint(&p, &svc(), Some("z"), Family::V4).unwrap();
-        assert_eq!(v4.addresses, vec!["1.1.1.1", "1.2.3.4"]);
+        assert_eq!(v4.addresses[..], vec!["1.1.1.1", "1.2.3.4"]);
         let v6 = pod_to_endpoint(&p, &svc(), None, Family::V6).unwrap();
-        assert_eq!(v6.addresses, vec!["1234::5678:0:0:9abc:def0"]);
+        assert_eq!(v6.addresses[..], vec!["1234::5678:0:0:9abc:def0"]);
         assert_eq!(v4.zone.as_deref(), Some("z"));
         assert_eq!(v4.hostname.as_deref(), Some("h"));
         assert_eq!(v4.conditions.ready, Some(true));
         assert!(pod_to_endpoint(&pod(&["1.2.3.4"]), &svc(), None, Family::V6).is_none());
         let upper = pod(&["FD00:10:244::A", "010.001.000.009"]);
         let v6 = pod_to_endpoint(&upper, &svc(), None, Family::V6).unwrap();
-        assert_eq!(v6.addresses, vec!["fd00:10:244::a"]);
+        assert_eq!(v6.addresses[..], vec!["fd00:10:244::a"]);
         let v4 = pod_to_endpoint(&upper, &svc(), None, Family::V4).unwrap();
-        assert_eq!(v4.addresses, vec!["10.1.0.9"]);
+        assert_eq!(v4.addresses[..], vec!["10.1.0.9"]);
     }
 
     #[test]
     fn two_ips_split_by_family_or_sorted() {
-        let addrs = |ips: &[&str], f| pod_to_endpoint(&pod(ips), &svc(), None, f).map(|e| e.addresses);
+        let addrs =
+            |ips: &[&str], f| pod_to_endpoint(&pod(ips), &svc(), None, f).map(|e| e.addresses.to_vec());
         assert_eq!(addrs(&["fd00::1", "10.0.0.1"], Family::V4).unwrap(), ["10.0.0.1"]);
         assert_eq!(addrs(&["fd00::1", "10.0.0.1"], Family::V6).unwrap(), ["fd00::1"]);
         assert_eq!(
@@ -546,7 +547,7 @@ mod tests {
         st.pod_ips = None;
         st.pod_ip = Some("10.9.8.7".into());
         let e = pod_to_endpoint(&p, &svc(), None, Family::V4).expect("endpoint from podIP");
-        assert_eq!(e.addresses, vec!["10.9.8.7".to_string()]);
+        assert_eq!(e.addresses[..], vec!["10.9.8.7".to_string()]);
         assert!(pod_to_endpoint(&p, &svc(), None, Family::V6).is_none());
     }
 
@@ -557,8 +558,8 @@ mod tests {
         b.conditions.ready = Some(false);
         assert_eq!(EndpointId::of(&a), EndpointId::of(&b));
         assert!(!endpoints_equal_beyond_id(&a, &b));
-        a.addresses = vec!["b".into(), "a".into()];
-        b.addresses = vec!["a".into(), "b".into()];
+        a.addresses = smallvec::smallvec!["b".into(), "a".into()];
+        b.addresses = smallvec::smallvec!["a".into(), "b".into()];
         assert_eq!(EndpointId::of(&a), EndpointId::of(&b));
         b.hostname = None;
         assert_ne!(EndpointId::of(&a), EndpointId::of(&b));

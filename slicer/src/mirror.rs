@@ -112,7 +112,7 @@ fn address_to_endpoint(a: &EndpointAddress, ready: bool) -> Option<(Family, svcn
     Some((
         family,
         svcnet_model::Endpoint {
-            addresses: vec![text.into()],
+            addresses: svcnet_model::smallvec![text.into()],
             conditions: EndpointConditions {
                 ready: Some(ready),
                 ..Default::default()

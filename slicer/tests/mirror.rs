@@ -113,12 +113,12 @@ fn existing_slice_with_some_addresses_is_rewritten() {
         ]),
         endpoints: Some(vec![
             Endpoint {
-                addresses: vec!["10.0.0.2".into()],
+                addresses: svcnet_model::smallvec!["10.0.0.2".into()],
                 hostname: Some("pod-2".into()),
                 ..Default::default()
             },
             Endpoint {
-                addresses: vec!["10.0.0.1".into(), "10.0.0.3".into()],
+                addresses: svcnet_model::smallvec!["10.0.0.1".into(), "10.0.0.3".into()],
                 hostname: Some("pod-1".into()),
                 ..Default::default()
             },
@@ -184,7 +184,7 @@ fn ipv6_only_and_not_ready() {
         .filter(|e| e.conditions.ready == Some(false))
         .collect();
     assert_eq!(not_ready.len(), 1);
-    assert_eq!(not_ready[0].addresses, ["2001:db8:5555::7777"]);
+    assert_eq!(not_ready[0].addresses[..], ["2001:db8:5555::7777"]);
 }
 
 mod properties {

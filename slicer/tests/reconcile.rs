@@ -100,7 +100,7 @@ fn one_pod_changes_touch_one_slice() {
     let ep = plan.update[0]
         .endpoints()
         .iter()
-        .find(|e| e.addresses == v4(7))
+        .find(|e| e.addresses[..] == v4(7))
         .unwrap();
     assert_eq!(ep.conditions.ready, Some(false));
     ps[7] = p;
@@ -411,7 +411,7 @@ fn mirroring_rules() {
     let m = mirror(Some(&svc), Some(&eps), &[], &opts, &mut names);
     assert_eq!(m.plan.create.len(), 2);
     let v6 = m.plan.create.iter().find(|s| s.address_type == "IPv6").unwrap();
-    assert_eq!(v6.endpoints()[0].addresses, ["fd00::1"], "re-stringified");
+    assert_eq!(v6.endpoints()[0].addresses[..], ["fd00::1"], "re-stringified");
     assert_eq!(m.events, [MirrorEvent::InvalidIpAddress { skipped: 1 }]);
     let existing = owned(&m.plan.create);
     assert!(
@@ -534,7 +534,7 @@ fn v1_37_canonical_addresses_and_hash_ordered_ports() {
         assert_eq!(names, ["metrics", "db"], "{}", s.address_type);
     }
     let v6 = plan.create.iter().find(|s| s.address_type == "IPv6").unwrap();
-    assert_eq!(v6.endpoints()[0].addresses, ["fd00:10:244::a"]);
+    assert_eq!(v6.endpoints()[0].addresses[..], ["fd00:10:244::a"]);
 
     // An existing slice stored as `[db, metrics]` is written back as `[metrics, db]` when it
     // changes: the controller sorts the cached slice's ports in place while keying it.
@@ -590,7 +590,7 @@ fn mirroring_keeps_portless_subsets() {
     let s = &m.plan.create[0];
     assert_eq!(s.address_type, "IPv4");
     assert_eq!(s.ports, None);
-    assert_eq!(s.endpoints()[0].addresses, ["10.20.0.1"]);
+    assert_eq!(s.endpoints()[0].addresses[..], ["10.20.0.1"]);
     let json = serde_json::to_value(&**s).unwrap();
     assert_eq!(json["ports"], serde_json::Value::Null);
     // Mirrored again, the slice matches: no writes.

@@ -97,7 +97,7 @@ pub fn pod(namespace: &str, name: &str, ips: &[&str], node: &str, ready: bool) -
 /// An endpoint at `address`, ready or not (`None`: unknown), in `zone` (none when `""`).
 pub fn endpoint(address: &str, zone: &str, ready: Option<bool>) -> Endpoint {
     Endpoint {
-        addresses: vec![address.into()],
+        addresses: svcnet_model::smallvec![address.into()],
         conditions: EndpointConditions {
             ready,
             ..EndpointConditions::default()

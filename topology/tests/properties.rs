@@ -34,7 +34,7 @@ fn build(cpu: &[i64], eps: &[(usize, bool, usize)], placement: &[u8]) -> (ZoneCa
             ZONES[0]
         };
         slices[s].push(Endpoint {
-            addresses: vec![format!("10.0.{}.{}", n / 250, n % 250).into()],
+            addresses: svcnet_model::smallvec![format!("10.0.{}.{}", n / 250, n % 250).into()],
             conditions: EndpointConditions {
                 ready: Some(ready),
                 ..Default::default()
