@@ -12,7 +12,7 @@ use crate::RulesError;
 use crate::proxy::{Endpoint, LocalDetector, ProxyConfig, ProxyModel};
 
 use super::iptables::{BlockedFromNode, ClusterIpMasquerade, IptablesPart, IptablesSettings};
-use super::server::{Protocol, RealServer, ServiceFlags, TextOrder, VirtualServer};
+use super::server::{Protocol, RealServer, ServiceFlags, TextOrder, VirtualServer, v4_text_cmp};
 use super::{DUMMY_DEVICE, IpvsRuleSet};
 
 /// The node settings IPVS mode depends on.
@@ -119,18 +119,29 @@ pub(crate) fn node_port_addresses(
     out
 }
 
-/// The real servers of endpoints: weight 1, in `ip:port` text order, each once. `scratch`
-/// is reused between calls.
+/// Whether endpoints are in strictly increasing `ip:port` text order (so each is there
+/// once): IPv4 neighbours are compared without building their text keys.
+fn in_text_order(eps: &[Endpoint]) -> bool {
+    eps.windows(2).all(|w| match (w[0].ip, w[1].ip) {
+        (IpAddr::V4(a), IpAddr::V4(b)) => v4_text_cmp(a, w[0].port, b, w[1].port).is_lt(),
+        _ => TextOrder::of(w[0].ip, w[0].port) < TextOrder::of(w[1].ip, w[1].port),
+    })
+}
+
+/// The real servers of endpoints: weight 1, in `ip:port` text order, each once. The proxy
+/// model's lists are in that order already (they are copied as they are); `scratch` is
+/// reused between calls to sort the others.
 fn real_servers(eps: &[Endpoint], scratch: &mut Vec<(TextOrder, RealServer)>) -> Vec<RealServer> {
+    if in_text_order(eps) {
+        return eps.iter().map(|e| RealServer::new(e.ip, e.port)).collect();
+    }
     scratch.clear();
     scratch.extend(
         eps.iter()
             .map(|e| (TextOrder::of(e.ip, e.port), RealServer::new(e.ip, e.port))),
     );
-    if !scratch.is_sorted_by(|a, b| a.0 < b.0) {
-        scratch.sort_by_key(|a| a.0);
-        scratch.dedup_by(|a, b| a.0 == b.0);
-    }
+    scratch.sort_by_key(|a| a.0);
+    scratch.dedup_by(|a, b| a.0 == b.0);
     scratch.iter().map(|(_, r)| *r).collect()
 }
 
@@ -178,15 +189,19 @@ fn sort_addresses(addrs: &mut [IpAddr]) {
     }
 }
 
-/// Sorts virtual servers by [`VirtualServerKey::output_key`](super::server::VirtualServerKey),
-/// stably. When every address is IPv4 (the key's 16 bytes are then the IPv4-mapped
-/// address), the key is packed into one number (address, port, protocol rank) and sorted
-/// with the position as a tie-break, cheaper than comparing keys of three parts.
+/// Sorts virtual servers by [`VirtualServerKey::output_key`](super::server::VirtualServerKey)
+/// and, between equal keys, the later one first (the one programmed last comes first).
+/// When every address is IPv4 (the key's 16 bytes are then the IPv4-mapped address), the
+/// key is packed into one number (address, port, protocol rank) with the reversed position
+/// as a tie-break, the numbers are sorted, and the servers are moved into place by
+/// following the permutation's cycles (no second list of servers is built).
 fn sort_by_output_key(vss: &mut Vec<VirtualServer>) {
     if u32::try_from(vss.len()).is_err() || !vss.iter().all(|v| v.address.is_ipv4()) {
+        vss.reverse();
         vss.sort_by_cached_key(|v| v.key().output_key());
         return;
     }
+    let last = vss.len().saturating_sub(1);
     let mut keys: Vec<(u64, u32)> = vss
         .iter()
         .enumerate()
@@ -194,12 +209,29 @@ fn sort_by_output_key(vss: &mut Vec<VirtualServer>) {
             let (address, port, protocol) = v.key().output_key();
             // (the low 32 bits of an IPv4-mapped address are the IPv4 address)
             let packed = u64::from(address as u32) << 24 | u64::from(port) << 8 | u64::from(protocol);
-            (packed, i as u32)
+            // (the length fits in a u32, checked above)
+            (packed, (last - i) as u32)
         })
         .collect();
     keys.sort_unstable();
-    let mut slots: Vec<Option<VirtualServer>> = std::mem::take(vss).into_iter().map(Some).collect();
-    vss.extend(keys.iter().filter_map(|&(_, i)| slots[i as usize].take()));
+    // The server for position `j` is at `last - keys[j].1`; a position done is marked
+    // with `u32::MAX`.
+    let done = u32::MAX;
+    for start in 0..keys.len() {
+        if keys[start].1 == done {
+            continue;
+        }
+        let mut j = start;
+        loop {
+            let src = last - keys[j].1 as usize;
+            keys[j].1 = done;
+            if src == start {
+                break;
+            }
+            vss.swap(j, src);
+            j = src;
+        }
+    }
 }
 
 /// Builds the rule set from the service ports (in any order; where two ports program one
@@ -400,7 +432,6 @@ pub fn build_rule_set<'a>(ports: impl IntoIterator<Item = PortInput<'a>>, s: &Ip
     }
 
     // One virtual server per key: the last one programmed wins.
-    vss.reverse();
     sort_by_output_key(&mut vss);
     vss.dedup_by(|later, first| later.key() == first.key());
 
@@ -556,8 +587,9 @@ mod tests {
         }
     }
 
-    /// The packed sort gives the order (and, between equal keys, the order of position)
-    /// of the plain sort by key; mixed families fall back to it.
+    /// The packed sort gives the order (and, between equal keys, the reversed order of
+    /// position) of the plain sort by key of the reversed list; mixed families fall back
+    /// to it.
     #[test]
     fn virtual_servers_sort_by_output_key_stably() {
         let mut x = 0x2545_f491_4f6c_dd1du64;
@@ -590,6 +622,7 @@ mod tests {
                 })
                 .collect();
             let mut want = vss.clone();
+            want.reverse();
             want.sort_by_cached_key(|v| v.key().output_key());
             sort_by_output_key(&mut vss);
             assert_eq!(vss, want, "round {round}");
