@@ -13,6 +13,7 @@ use crate::proxy::{Endpoint, LocalDetector, ProxyConfig, ProxyModel};
 
 use super::iptables::{BlockedFromNode, ClusterIpMasquerade, IptablesPart, IptablesSettings};
 use super::server::{Protocol, RealServer, ServiceFlags, TextOrder, VirtualServer, v4_text_cmp};
+use super::sort::radix_sort_by_key;
 use super::{DUMMY_DEVICE, IpvsRuleSet};
 
 /// The node settings IPVS mode depends on.
@@ -183,7 +184,7 @@ fn sort_addresses(addrs: &mut [IpAddr]) {
         IpAddr::V6(_) => None,
     };
     if addrs.iter().all(|a| a.is_ipv4()) {
-        addrs.sort_unstable_by_key(v4);
+        radix_sort_by_key(addrs, 4, |a| v4(a).map_or(0, u64::from));
     } else {
         addrs.sort_unstable();
     }
@@ -192,8 +193,8 @@ fn sort_addresses(addrs: &mut [IpAddr]) {
 /// Sorts virtual servers by [`VirtualServerKey::output_key`](super::server::VirtualServerKey)
 /// and, between equal keys, the later one first (the one programmed last comes first).
 /// When every address is IPv4 (the key's 16 bytes are then the IPv4-mapped address), the
-/// key is packed into one number (address, port, protocol rank) with the reversed position
-/// as a tie-break, the numbers are sorted, and the servers are moved into place by
+/// key is packed into one number (address, port, protocol rank), the numbers are sorted
+/// stably from the last server to the first (a byte at a time), and the servers are moved into place by
 /// following the permutation's cycles (no second list of servers is built).
 fn sort_by_output_key(vss: &mut Vec<VirtualServer>) {
     if u32::try_from(vss.len()).is_err() || !vss.iter().all(|v| v.address.is_ipv4()) {
@@ -202,9 +203,11 @@ fn sort_by_output_key(vss: &mut Vec<VirtualServer>) {
         return;
     }
     let last = vss.len().saturating_sub(1);
+    // in reversed order, so that the stable sort puts the later of two equal keys first
     let mut keys: Vec<(u64, u32)> = vss
         .iter()
         .enumerate()
+        .rev()
         .map(|(i, v)| {
             let (address, port, protocol) = v.key().output_key();
             // (the low 32 bits of an IPv4-mapped address are the IPv4 address)
@@ -213,7 +216,7 @@ fn sort_by_output_key(vss: &mut Vec<VirtualServer>) {
             (packed, (last - i) as u32)
         })
         .collect();
-    keys.sort_unstable();
+    radix_sort_by_key(&mut keys, 7, |k| k.0);
     // The server for position `j` is at `last - keys[j].1`; a position done is marked
     // with `u32::MAX`.
     let done = u32::MAX;

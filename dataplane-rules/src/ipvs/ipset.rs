@@ -10,6 +10,7 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
 use super::server::Protocol;
+use super::sort::radix_sort_by_key;
 
 /// The type of an ipset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -383,7 +384,7 @@ impl IpSet {
 /// Sorts entries in their (derived) order. The large sets hold IPv4 addresses, or IPv4
 /// address-port pairs, only: each such entry is packed into a number that orders as the
 /// entry does (the address, then the protocol's rank and the port) and holds all of it,
-/// the numbers are sorted and written back as entries. Other sets are sorted as they
+/// the numbers are sorted (a byte at a time) and written back as entries. Other sets are sorted as they
 /// are; sets that are sorted already are left as they are.
 fn sort_entries(entries: &mut [IpSetEntry]) {
     if entries.is_sorted() {
@@ -410,7 +411,8 @@ fn sort_entries(entries: &mut [IpSetEntry]) {
         entries.sort_unstable();
         return;
     };
-    packed.sort_unstable();
+    // (an address and a port with its protocol's rank fill 7 bytes, an address 4)
+    radix_sort_by_key(&mut packed, if ips { 4 } else { 7 }, |k| *k);
     for (e, k) in entries.iter_mut().zip(packed) {
         *e = if ips {
             IpSetEntry::Ip(IpAddr::V4(Ipv4Addr::from(k as u32)))
