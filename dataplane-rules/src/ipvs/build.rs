@@ -120,22 +120,29 @@ pub(crate) fn node_port_addresses(
     out
 }
 
-/// Whether endpoints are in strictly increasing `ip:port` text order (so each is there
-/// once): IPv4 neighbours are compared without building their text keys.
-fn in_text_order(eps: &[Endpoint]) -> bool {
-    eps.windows(2).all(|w| match (w[0].ip, w[1].ip) {
-        (IpAddr::V4(a), IpAddr::V4(b)) => v4_text_cmp(a, w[0].port, b, w[1].port).is_lt(),
-        _ => TextOrder::of(w[0].ip, w[0].port) < TextOrder::of(w[1].ip, w[1].port),
-    })
+/// Whether endpoint `a` comes before `b` in `ip:port` text order (IPv4 pairs are compared
+/// without building their text keys).
+#[inline]
+fn text_before(a: &Endpoint, b: &Endpoint) -> bool {
+    match (a.ip, b.ip) {
+        (IpAddr::V4(x), IpAddr::V4(y)) => v4_text_cmp(x, a.port, y, b.port).is_lt(),
+        _ => TextOrder::of(a.ip, a.port) < TextOrder::of(b.ip, b.port),
+    }
 }
 
 /// The real servers of endpoints: weight 1, in `ip:port` text order, each once. The proxy
-/// model's lists are in that order already (they are copied as they are); `scratch` is
-/// reused between calls to sort the others.
+/// model's lists are in that order already (checked, then copied as they are); `scratch`
+/// is reused between calls to sort the others.
 fn real_servers(eps: &[Endpoint], scratch: &mut Vec<(TextOrder, RealServer)>) -> Vec<RealServer> {
-    if in_text_order(eps) {
+    if eps.windows(2).all(|w| text_before(&w[0], &w[1])) {
         return eps.iter().map(|e| RealServer::new(e.ip, e.port)).collect();
     }
+    sorted_real_servers(eps, scratch)
+}
+
+/// [`real_servers`] of endpoints out of order (or repeated).
+#[cold]
+fn sorted_real_servers(eps: &[Endpoint], scratch: &mut Vec<(TextOrder, RealServer)>) -> Vec<RealServer> {
     scratch.clear();
     scratch.extend(
         eps.iter()
@@ -147,7 +154,7 @@ fn real_servers(eps: &[Endpoint], scratch: &mut Vec<(TextOrder, RealServer)>) ->
 }
 
 /// Gives the virtual servers at `pending` (index, uses the local endpoints) their real servers,
-/// each list built once: cloned for all but the last virtual server that takes it.
+/// each list built once: the first virtual server that takes it gets it, the others a copy.
 fn fill_real_servers(
     vss: &mut [VirtualServer],
     pending: &[(usize, bool)],
@@ -155,24 +162,16 @@ fn fill_real_servers(
     scratch: &mut Vec<(TextOrder, RealServer)>,
 ) {
     for local in [false, true] {
-        let mut users = pending
-            .iter()
-            .filter(|(_, l)| *l == local)
-            .map(|(i, _)| *i)
-            .peekable();
-        if users.peek().is_none() {
+        let mut users = pending.iter().filter(|(_, l)| *l == local).map(|(i, _)| *i);
+        let Some(first) = users.next() else {
             continue;
+        };
+        let list = real_servers(if local { p.local } else { p.cluster }, scratch);
+        // `pending` holds indices of `vss`.
+        for i in users {
+            vss[i].real_servers = list.clone();
         }
-        let mut list = real_servers(if local { p.local } else { p.cluster }, scratch);
-        while let Some(i) = users.next() {
-            let rs = if users.peek().is_some() {
-                list.clone()
-            } else {
-                std::mem::take(&mut list)
-            };
-            // `pending` holds indices of `vss`.
-            vss[i].real_servers = rs;
-        }
+        vss[first].real_servers = list;
     }
 }
 
