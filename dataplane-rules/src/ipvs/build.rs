@@ -195,7 +195,7 @@ fn sort_addresses(addrs: &mut [IpAddr]) {
 /// key is packed into one number (address, port, protocol rank), the numbers are sorted
 /// stably from the last server to the first (a byte at a time), and the servers are moved into place by
 /// following the permutation's cycles (no second list of servers is built).
-fn sort_by_output_key(vss: &mut Vec<VirtualServer>) {
+fn sort_by_output_key(vss: &mut [VirtualServer]) {
     if u32::try_from(vss.len()).is_err() || !vss.iter().all(|v| v.address.is_ipv4()) {
         vss.reverse();
         vss.sort_by_cached_key(|v| v.key().output_key());
