@@ -124,8 +124,8 @@ pub(crate) fn node_port_addresses(
 /// without building their text keys).
 #[inline]
 fn text_before(a: &Endpoint, b: &Endpoint) -> bool {
-    match (a.ip, b.ip) {
-        (IpAddr::V4(x), IpAddr::V4(y)) => v4_text_cmp(x, a.port, y, b.port).is_lt(),
+    match (&a.ip, &b.ip) {
+        (IpAddr::V4(x), IpAddr::V4(y)) => v4_text_cmp(*x, a.port, *y, b.port).is_lt(),
         _ => TextOrder::of(a.ip, a.port) < TextOrder::of(b.ip, b.port),
     }
 }
