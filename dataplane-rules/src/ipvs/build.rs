@@ -570,6 +570,49 @@ mod tests {
     use super::*;
     use crate::ipvs::{IpSetKind, IptablesView, Protocol};
 
+    /// Real servers come out in `ip:port` text order, each once, whether the endpoints
+    /// were in that order (copied as they are) or not (sorted).
+    #[test]
+    fn real_servers_in_text_order_each_once() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut scratch = Vec::new();
+        for round in 0..200 {
+            let mut eps: Vec<Endpoint> = (0..(round % 13))
+                .map(|_| {
+                    let r = next();
+                    let address = if round % 5 == 4 && r % 3 == 0 {
+                        IpAddr::from([0xfd00, 0, 0, 0, 0, 0, (r >> 8) as u16 % 3, (r >> 16) as u16 % 20])
+                    } else {
+                        IpAddr::from([
+                            10,
+                            (r % 2) as u8,
+                            (r >> 8) as u8 % 3,
+                            [1, 2, 9, 10, 19, 100, 200][(r >> 16) as usize % 7],
+                        ])
+                    };
+                    let mut e = ep("0.0.0.0", [80, 8080, 9, 443][(r >> 24) as usize % 4], false);
+                    e.ip = address;
+                    e
+                })
+                .collect();
+            if round % 2 == 0 {
+                // the model's order: by text, each once
+                eps.sort_by_key(|e| e.to_string());
+                eps.dedup_by_key(|e| e.to_string());
+            }
+            let mut want: Vec<RealServer> = eps.iter().map(|e| RealServer::new(e.ip, e.port)).collect();
+            want.sort_by_key(|r| r.to_string());
+            want.dedup();
+            assert_eq!(real_servers(&eps, &mut scratch), want, "round {round}");
+        }
+    }
+
     /// Addresses sort as `IpAddr`s do, all IPv4 or mixed.
     #[test]
     fn addresses_sort_as_ip_addrs() {
