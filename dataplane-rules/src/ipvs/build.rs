@@ -175,17 +175,24 @@ fn fill_real_servers(
     }
 }
 
-/// Sorts addresses (IPv4 ones, the usual case, by their number: the same order, cheaper
-/// to compare than `IpAddr`s).
+/// Sorts addresses (IPv4 ones, the usual case, as their numbers: the same order, and a
+/// quarter of the memory to move around).
 fn sort_addresses(addrs: &mut [IpAddr]) {
-    let v4 = |a: &IpAddr| match a {
-        IpAddr::V4(v4) => Some(u32::from(*v4)),
-        IpAddr::V6(_) => None,
-    };
-    if addrs.iter().all(|a| a.is_ipv4()) {
-        radix_sort_by_key(addrs, 4, |a| v4(a).map_or(0, u64::from));
-    } else {
-        addrs.sort_unstable();
+    let v4: Option<Vec<u32>> = addrs
+        .iter()
+        .map(|a| match a {
+            IpAddr::V4(v4) => Some(u32::from(*v4)),
+            IpAddr::V6(_) => None,
+        })
+        .collect();
+    match v4 {
+        Some(mut numbers) => {
+            radix_sort_by_key(&mut numbers, 4, |n| u64::from(*n));
+            for (a, n) in addrs.iter_mut().zip(numbers) {
+                *a = IpAddr::V4(n.into());
+            }
+        }
+        None => addrs.sort_unstable(),
     }
 }
 
