@@ -10,6 +10,7 @@ use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
 use super::server::Protocol;
+use super::sort::radix_sort_by_key;
 
 /// The type of an ipset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -380,10 +381,23 @@ impl IpSet {
     }
 }
 
-/// Sorts entries in their (derived) order. The large sets hold IPv4 addresses, or IPv4
-/// address-port pairs, only: each such entry is packed into a number that orders as the
-/// entry does (the address, then the protocol's rank and the port) and holds all of it,
-/// the numbers are sorted and written back as entries. Other sets are sorted as they
+/// The shape of the entries of a set that [`sort_entries`] packs into numbers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Packing {
+    /// IPv4 addresses.
+    Ip,
+    /// IPv4 address, protocol, port.
+    IpPort,
+    /// IPv4 address, protocol, port, and the same address again (the loopback set's and the
+    /// source-IP set's entries).
+    IpPortSame,
+}
+
+/// Sorts entries in their (derived) order. The large sets hold IPv4 addresses, IPv4
+/// address-port pairs, or IPv4 address-port-address triples whose two addresses are one,
+/// only: each such entry is packed into a number that orders as the entry does (the
+/// address, then the protocol's rank and the port) and holds all of it, the numbers are
+/// sorted (a byte at a time) and written back as entries. Other sets are sorted as they
 /// are; sets that are sorted already are left as they are.
 fn sort_entries(entries: &mut [IpSetEntry]) {
     if entries.is_sorted() {
@@ -393,16 +407,35 @@ fn sort_entries(entries: &mut [IpSetEntry]) {
     let mut protocols = [Protocol::Tcp, Protocol::Udp, Protocol::Sctp];
     protocols.sort_unstable();
     let rank = |p: Protocol| protocols.iter().position(|q| *q == p).map(|r| r as u64);
-    let ips = matches!(entries.first(), Some(IpSetEntry::Ip(_)));
+    let packing = match entries.first() {
+        Some(IpSetEntry::Ip(_)) => Packing::Ip,
+        Some(IpSetEntry::IpPortIp { .. }) => Packing::IpPortSame,
+        _ => Packing::IpPort,
+    };
+    let triple = |ip: std::net::Ipv4Addr, protocol: Protocol, port: u16| {
+        Some(u64::from(u32::from(ip)) << 24 | rank(protocol)? << 16 | u64::from(port))
+    };
     let packed: Option<Vec<u64>> = entries
         .iter()
-        .map(|e| match *e {
-            IpSetEntry::Ip(IpAddr::V4(ip)) if ips => Some(u64::from(u32::from(ip))),
-            IpSetEntry::IpPort {
-                ip: IpAddr::V4(ip),
-                protocol,
-                port,
-            } if !ips => Some(u64::from(u32::from(ip)) << 24 | rank(protocol)? << 16 | u64::from(port)),
+        .map(|e| match (*e, packing) {
+            (IpSetEntry::Ip(IpAddr::V4(ip)), Packing::Ip) => Some(u64::from(u32::from(ip))),
+            (
+                IpSetEntry::IpPort {
+                    ip: IpAddr::V4(ip),
+                    protocol,
+                    port,
+                },
+                Packing::IpPort,
+            ) => triple(ip, protocol, port),
+            (
+                IpSetEntry::IpPortIp {
+                    ip: IpAddr::V4(ip),
+                    protocol,
+                    port,
+                    ip2: IpAddr::V4(ip2),
+                },
+                Packing::IpPortSame,
+            ) if ip2 == ip => triple(ip, protocol, port),
             _ => None,
         })
         .collect();
@@ -410,16 +443,20 @@ fn sort_entries(entries: &mut [IpSetEntry]) {
         entries.sort_unstable();
         return;
     };
-    packed.sort_unstable();
+    // (an address and a port with its protocol's rank fill 7 bytes, an address 4)
+    radix_sort_by_key(&mut packed, if packing == Packing::Ip { 4 } else { 7 }, |k| *k);
     for (e, k) in entries.iter_mut().zip(packed) {
-        *e = if ips {
-            IpSetEntry::Ip(IpAddr::V4(Ipv4Addr::from(k as u32)))
-        } else {
-            IpSetEntry::IpPort {
-                ip: IpAddr::V4(Ipv4Addr::from((k >> 24) as u32)),
-                protocol: protocols[(k >> 16 & 0xff) as usize],
-                port: k as u16,
-            }
+        let ip = IpAddr::V4(Ipv4Addr::from((k >> 24) as u32));
+        let (protocol, port) = (protocols[(k >> 16 & 0xff) as usize], k as u16);
+        *e = match packing {
+            Packing::Ip => IpSetEntry::Ip(IpAddr::V4(Ipv4Addr::from(k as u32))),
+            Packing::IpPort => IpSetEntry::IpPort { ip, protocol, port },
+            Packing::IpPortSame => IpSetEntry::IpPortIp {
+                ip,
+                protocol,
+                port,
+                ip2: ip,
+            },
         };
     }
 }
@@ -541,7 +578,8 @@ mod tests {
         assert_eq!(IpSetEntry::Port(30001).to_string(), "30001");
     }
 
-    /// The IPv4 key orders as the entries' own order; mixed sets fall back to it.
+    /// The IPv4 keys order as the entries' own order; mixed sets (and triples of two
+    /// addresses) fall back to it.
     #[test]
     fn sorts_as_the_entries_order() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -559,12 +597,15 @@ mod tests {
                     // few distinct values: equal addresses and ports are common
                     let ip = IpAddr::from([10, (r % 3) as u8, (r >> 8) as u8 % 4, (r >> 16) as u8]);
                     let port = [80, 443, 8080, 65535][(r >> 24) as usize % 4];
-                    match round % 3 {
+                    let protocol = protocols[(r >> 32) as usize % 3];
+                    match round % 4 {
                         0 => IpSetEntry::Ip(ip),
-                        1 => IpSetEntry::IpPort {
+                        1 => IpSetEntry::IpPort { ip, protocol, port },
+                        3 => IpSetEntry::IpPortIp {
                             ip,
-                            protocol: protocols[(r >> 32) as usize % 3],
+                            protocol,
                             port,
+                            ip2: ip,
                         },
                         // an IPv6 entry among IPv4 ones, or another kind of entry
                         _ if r % 2 == 0 => IpSetEntry::Ip("fd00::1".parse().unwrap()),
@@ -572,8 +613,17 @@ mod tests {
                     }
                 })
                 .collect();
-            if round % 3 == 2 {
+            if round % 4 == 2 {
                 entries.push(IpSetEntry::Ip(IpAddr::from([10, 0, 0, 1])));
+            }
+            // triples whose second address differs fall back to the plain sort
+            if round % 8 == 7 {
+                entries.push(IpSetEntry::IpPortIp {
+                    ip: IpAddr::from([10, 0, 0, 1]),
+                    protocol: Protocol::Tcp,
+                    port: 80,
+                    ip2: IpAddr::from([10, 0, 0, 2]),
+                });
             }
             let mut want = entries.clone();
             want.sort();

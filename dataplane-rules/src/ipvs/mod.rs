@@ -15,6 +15,7 @@ mod ipset;
 mod iptables;
 mod render;
 mod server;
+mod sort;
 
 pub use build::{IpvsOptions, IpvsSettings, PortInput, build, build_rule_set};
 pub use ipset::{IpSet, IpSetEntry, IpSetKind, IpSets, SetType};

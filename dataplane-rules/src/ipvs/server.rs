@@ -126,12 +126,11 @@ impl TextOrder {
     pub(crate) fn of(address: IpAddr, port: u16) -> Self {
         match address {
             IpAddr::V4(a) => {
-                let o = a.octets();
-                let mut k: u128 = 0;
-                for (i, n) in o.into_iter().enumerate() {
-                    let end = if i == 3 { b':' } else { b'.' };
-                    k = (k << 32) | u128::from(digits4(n, end));
-                }
+                let [a, b, c, d] = a.octets().map(usize::from);
+                let k = u128::from(OCTET_DOT[a]) << 96
+                    | u128::from(OCTET_DOT[b]) << 64
+                    | u128::from(OCTET_DOT[c]) << 32
+                    | u128::from(OCTET_COLON[d]);
                 TextOrder::V4(k, port_digits(port))
             }
             IpAddr::V6(_) => TextOrder::V6(TextKey::of(address, port)),
@@ -139,8 +138,54 @@ impl TextOrder {
     }
 }
 
+/// How the texts `a:pa` and `b:pb` of two IPv4 real servers order, without building either
+/// key: the texts share the octets before the first one that differs, and that octet's
+/// digits with the character after it (`.`, or `:` after the last) decide, as in
+/// [`TextOrder`]; equal addresses are ordered by the ports' digits.
+#[inline]
+pub(crate) fn v4_text_cmp(
+    a: std::net::Ipv4Addr,
+    pa: u16,
+    b: std::net::Ipv4Addr,
+    pb: u16,
+) -> std::cmp::Ordering {
+    let (x, y) = (u32::from(a), u32::from(b));
+    if x == y {
+        return if pa == pb {
+            std::cmp::Ordering::Equal
+        } else {
+            port_digits(pa).cmp(&port_digits(pb))
+        };
+    }
+    // the first octet that differs, 0 to 3
+    let i = (x ^ y).leading_zeros() / 8;
+    let shift = 24 - 8 * i;
+    let (ox, oy) = (usize::from((x >> shift) as u8), usize::from((y >> shift) as u8));
+    if i == 3 {
+        OCTET_COLON[ox].cmp(&OCTET_COLON[oy])
+    } else {
+        OCTET_DOT[ox].cmp(&OCTET_DOT[oy])
+    }
+}
+
+/// [`digits4`] of every octet with `.` after it.
+static OCTET_DOT: [u32; 256] = octet_table(b'.');
+/// [`digits4`] of every octet with `:` after it.
+static OCTET_COLON: [u32; 256] = octet_table(b':');
+
+/// [`digits4`] of every octet with `end` after it.
+const fn octet_table(end: u8) -> [u32; 256] {
+    let mut t = [0u32; 256];
+    let mut n = 0;
+    while n < 256 {
+        t[n] = digits4(n as u8, end);
+        n += 1;
+    }
+    t
+}
+
 /// The decimal digits of `n` then `end`, left-aligned in four bytes (big-endian).
-fn digits4(n: u8, end: u8) -> u32 {
+const fn digits4(n: u8, end: u8) -> u32 {
     let (h, t, u) = (n / 100, n / 10 % 10, n % 10);
     let b: [u8; 4] = if n >= 100 {
         [b'0' + h, b'0' + t, b'0' + u, end]
@@ -406,7 +451,30 @@ mod tests {
         all.push(RealServer::new("::".parse().unwrap(), 1));
         for x in &all {
             for y in all.iter().step_by(29) {
-                assert_eq!(x.text_cmp(y), x.to_string().cmp(&y.to_string()), "{x} {y}");
+                let want = x.to_string().cmp(&y.to_string());
+                assert_eq!(x.text_cmp(y), want, "{x} {y}");
+                if let (IpAddr::V4(a), IpAddr::V4(b)) = (x.address, y.address) {
+                    assert_eq!(v4_text_cmp(a, x.port, b, y.port), want, "{x} {y}");
+                }
+            }
+        }
+        // Addresses that differ in one octet only, each octet in turn.
+        for i in 0..4 {
+            for &a in &octets {
+                for &b in &octets {
+                    let (mut x, mut y) = ([10u8, 20, 30, 40], [10u8, 20, 30, 40]);
+                    x[i] = a;
+                    y[i] = b;
+                    let (x, y) = (
+                        RealServer::new(IpAddr::from(x), 80),
+                        RealServer::new(IpAddr::from(y), 8080),
+                    );
+                    let (IpAddr::V4(xa), IpAddr::V4(ya)) = (x.address, y.address) else {
+                        unreachable!()
+                    };
+                    let want = x.to_string().cmp(&y.to_string());
+                    assert_eq!(v4_text_cmp(xa, x.port, ya, y.port), want, "{x} {y}");
+                }
             }
         }
     }
