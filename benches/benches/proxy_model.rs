@@ -3,6 +3,9 @@
 //! 10,000 ClusterIP Services × 10 ready endpoints over 50 nodes, IPv4, one TCP port each.
 //! Also its two halves: indexing the slices (`SliceIndex::build`) and the per-node model
 //! over that index (`ProxyModel::from_index`).
+//!
+//! Timed with the allocator in a long-running process' state (`svcnet_benches::heap`):
+//! `SVCNET_BENCH_COLD_HEAP=1` times the page faults of a fresh process' allocator too.
 
 use std::hint::black_box;
 
@@ -12,6 +15,8 @@ use svcnet_rules::ProxyModel;
 use svcnet_topology::SliceIndex;
 
 fn proxy_model(c: &mut Criterion) {
+    // The allocator as a long-running proxy has it (`SVCNET_BENCH_COLD_HEAP=1`: cold).
+    svcnet_benches::heap::steady_heap();
     let config = config();
     let (services, slices) = cluster(false);
     {

@@ -17,6 +17,9 @@
 //! partial syncs and exits: e.g. `valgrind --tool=callgrind` on the bench binary, reading the
 //! inclusive cost of `full_once`, `sync_text_once`, `sync_text_reused_once`,
 //! `sync_segments_once`, `partial_once` and `partial_segments_once`.
+//!
+//! Timed with the allocator in a long-running process' state (`svcnet_benches::heap`):
+//! `SVCNET_BENCH_COLD_HEAP=1` times the page faults of a fresh process' allocator too.
 
 use std::hint::black_box;
 
@@ -108,6 +111,8 @@ fn partial_once(
 }
 
 fn rules(c: &mut Criterion) {
+    // The allocator as a long-running proxy has it (`SVCNET_BENCH_COLD_HEAP=1`: cold).
+    svcnet_benches::heap::steady_heap();
     let config = config();
     let settings = IptablesSettings::new(&config).expect("settings");
     let (services, slices) = cluster(false);

@@ -17,6 +17,9 @@
 //!
 //! Side by side with kube-proxy v1.37.2 (its IPVS `syncProxyRules` on the test fakes):
 //! `KUBE_ORACLE_BENCH_SIZES=10000x10 .../kube-oracle/bin/ipvs.test -test.run '^$' -test.bench SyncProxyRules -test.benchtime 3x`
+//!
+//! Timed with the allocator in a long-running process' state (`svcnet_benches::heap`):
+//! `SVCNET_BENCH_COLD_HEAP=1` times the page faults of a fresh process' allocator too.
 
 use std::hint::black_box;
 
@@ -61,6 +64,8 @@ fn cluster(services: usize, endpoints: usize) -> (Vec<Service>, Vec<EndpointSlic
 }
 
 fn bench(c: &mut Criterion) {
+    // The allocator as a long-running proxy has it (`SVCNET_BENCH_COLD_HEAP=1`: cold).
+    svcnet_benches::heap::steady_heap();
     let (svcs, slices) = cluster(10_000, 10);
     let config = ProxyConfig::new("node-0", "100.101.102.103".parse().expect("ip"));
     let options = IpvsOptions::default();

@@ -18,6 +18,9 @@
 //!
 //! Wall-clock figures move with the machine's load; `examples/nftables_cost.rs` repeats the
 //! same work for instruction counts (callgrind, `perf stat`).
+//!
+//! Timed with the allocator in a long-running process' state (`svcnet_benches::heap`):
+//! `SVCNET_BENCH_COLD_HEAP=1` times the page faults of a fresh process' allocator too.
 
 use std::hint::black_box;
 
@@ -49,6 +52,8 @@ fn model_to_text(
 }
 
 fn bench(c: &mut Criterion) {
+    // The allocator as a long-running proxy has it (`SVCNET_BENCH_COLD_HEAP=1`: cold).
+    svcnet_benches::heap::steady_heap();
     let ports: Vec<NftServicePort> = ports();
     let mut g = c.benchmark_group("rules_nftables");
     g.sample_size(10);

@@ -311,3 +311,43 @@ pub mod validation {
         (0..SERVICES).map(|i| service(i, &mut rng)).collect()
     }
 }
+
+/// The allocator's state during a benchmark: that of a long-running proxy, not of a fresh
+/// process.
+///
+/// A full sync at kube-oracle's size allocates tens of megabytes and frees them when the next
+/// sync replaces its result. With glibc's default settings, freed memory beyond a trim
+/// threshold (128 KiB at start) goes back to the kernel, and the next sync takes it again one
+/// page fault at a time: thousands of faults per sync, several milliseconds on this kind of
+/// virtual machine. glibc raises that threshold by itself (to twice the size of the largest
+/// block it has unmapped, up to 64 MiB) once a process has freed a large block, as a
+/// long-running proxy soon has; the iptables sync's 32 MB text does it on its first free.
+/// Go's runtime, which kube-proxy's benchmark runs on, keeps its heap between iterations too.
+///
+/// [`steady_heap`] puts the process in that state before timing, so that every backend's
+/// full-sync bench measures the work and not the kernel's page zeroing:
+/// it allocates and frees one 32 MiB block (nothing else; without effect on other
+/// allocators). Set `SVCNET_BENCH_COLD_HEAP=1` to skip it and measure from a fresh process'
+/// allocator, faults included.
+pub mod heap {
+    /// The block's size: under glibc's largest dynamic mmap threshold (32 MiB on 64-bit), with
+    /// room for its header and page rounding (a mapped block of exactly 32 MiB does not count).
+    const BLOCK: usize = (32 << 20) - (64 << 10);
+
+    /// Frees one block of 32 MiB (see the [module](self) documentation), unless
+    /// `SVCNET_BENCH_COLD_HEAP` is set. Returns whether it did.
+    ///
+    /// ```
+    /// let steady = svcnet_benches::heap::steady_heap();
+    /// assert_eq!(steady, std::env::var_os("SVCNET_BENCH_COLD_HEAP").is_none());
+    /// ```
+    pub fn steady_heap() -> bool {
+        if std::env::var_os("SVCNET_BENCH_COLD_HEAP").is_some() {
+            eprintln!("SVCNET_BENCH_COLD_HEAP: the allocator starts cold (page faults timed)");
+            return false;
+        }
+        let block: Vec<u8> = Vec::with_capacity(BLOCK);
+        drop(std::hint::black_box(block));
+        true
+    }
+}

@@ -35,6 +35,17 @@
 //! kube-proxy's test proxier (sync period 0); the hourly full resync never happens. Objects are
 //! read as given: an absent Service `type` is not defaulted to `ClusterIP` (kube-proxy reads
 //! what the API server stored, where it always is).
+//!
+//! ## Memory in a long-running process
+//! A full sync of a large cluster allocates tens of megabytes (the model, the rule set, its
+//! text) and frees them when the next sync's result replaces them. With glibc's allocator at
+//! its start-up settings, memory freed past a 128 KiB trim threshold goes back to the kernel
+//! and the next sync takes it again one page fault at a time: at 10,000 Services × 10
+//! endpoints that can be as much time as the IPVS or nftables sync itself. glibc raises the
+//! threshold by itself once the process has freed a large mapped block (up to 32 MiB, as the
+//! iptables sync's text is), or it can be set (`mallopt(M_TRIM_THRESHOLD)`,
+//! `MALLOC_TRIM_THRESHOLD_`); allocators such as jemalloc or mimalloc keep freed pages for
+//! reuse. The benchmarks of this workspace time syncs with the allocator in that steady state.
 
 pub mod conntrack;
 mod error;
