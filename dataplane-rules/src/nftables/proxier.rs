@@ -176,6 +176,9 @@ pub struct NftProxier {
     scratch: String,
     /// A buffer for the text of element keys and rules.
     text: Text,
+    /// The indices of the DNAT rules written into a full sync's transaction since it was
+    /// last applied (they reference nothing: see [`State::apply_more_plain`]).
+    plain_rules: Vec<usize>,
 }
 
 impl NftProxier {
@@ -200,6 +203,7 @@ impl NftProxier {
             need_full_sync: true,
             scratch: String::new(),
             text: Text::with_capacity(0),
+            plain_rules: Vec::new(),
         }
     }
 
@@ -391,6 +395,7 @@ impl NftProxier {
         // as if it had been checked and applied at the end.
         let mut state = std::mem::take(&mut self.state);
         let mut applying = Applying::new(&tx);
+        self.plain_rules.clear();
         state.apply_more(&mut applying, &tx);
         // most Services write a chain and one element into each of these
         state.reserve(
@@ -490,7 +495,8 @@ impl NftProxier {
             for k in at..end {
                 self.write_port(tx, port_at(k), &mut rec)?;
             }
-            state.apply_more(applying, tx);
+            state.apply_more_plain(applying, tx, &self.plain_rules);
+            self.plain_rules.clear();
             if limit.0.is_none() {
                 if let Err(e) = self.limits.check_operations(&tx.operations[limit.1..]) {
                     limit.0 = Some(e);
@@ -627,6 +633,8 @@ impl NftProxier {
             new_sets.extend(rec.affinity_sets().iter().cloned());
             self.services.insert(CompactString::from(u.service), rec);
         }
+        // (a partial sync's transaction is applied whole, every rule checked)
+        self.plain_rules.clear();
         let table = self.state.table(self.config.family, TABLE);
         for c in &candidates {
             let exists = table.is_some_and(|t| t.chains.contains_key(c.as_str()));
@@ -1415,8 +1423,10 @@ impl NftProxier {
         Ok(())
     }
 
+    /// The DNAT rule of `chain` (noted in [`NftProxier::plain_rules`]: it references no
+    /// set, map or chain).
     fn write_dnats<E: NftEndpointView>(
-        &self,
+        &mut self,
         tx: &mut Transaction,
         svc: &dyn Fn() -> String,
         chain: SharedStr,
@@ -1430,6 +1440,7 @@ impl NftProxier {
                 .str(proto)
                 .str(" dnat to ")
                 .socket(ep.ip(), ep.port());
+            self.plain_rules.push(tx.operations.len());
             tx.add_rule(chain, r.shared(), None);
             return Ok(());
         }
@@ -1443,6 +1454,7 @@ impl NftProxier {
             .dec(eps.len() as u64)
             .str(" map { ");
         r.map_entries(eps).str(" }");
+        self.plain_rules.push(tx.operations.len());
         tx.add_rule(chain, r.shared(), None);
         Ok(())
     }

@@ -466,7 +466,7 @@ impl State {
         }
         let mut a = Applying::new(tx);
         let mut hint = SizeHint::of(tx);
-        self.apply_ops(&mut a, tx, &mut hint);
+        self.apply_ops(&mut a, tx, &mut hint, &[]);
         self.finish(a, tx, true)
     }
 
@@ -475,7 +475,15 @@ impl State {
     /// is applied while its objects are still in the cache. After a failure nothing more
     /// is applied (and what was applied has been undone): [`State::finish`] reports it.
     pub(crate) fn apply_more(&mut self, a: &mut Applying, tx: &Transaction) {
-        self.apply_ops(a, tx, &mut SizeHint::none());
+        self.apply_ops(a, tx, &mut SizeHint::none(), &[]);
+    }
+
+    /// [`State::apply_more`], told that the rules at indices `plain` (ascending, among the
+    /// operations not applied yet) reference no set, map or chain: their text is not
+    /// scanned for references (the proxier's DNAT rules, one per service chain, hold only
+    /// addresses, ports and keywords).
+    pub(crate) fn apply_more_plain(&mut self, a: &mut Applying, tx: &Transaction, plain: &[usize]) {
+        self.apply_ops(a, tx, &mut SizeHint::none(), plain);
     }
 
     /// Ends an application started with [`Applying::new`]: keeps what was applied if
@@ -519,10 +527,12 @@ impl State {
         }
     }
 
-    fn apply_ops(&mut self, a: &mut Applying, tx: &Transaction, hint: &mut SizeHint<'_>) {
+    fn apply_ops(&mut self, a: &mut Applying, tx: &Transaction, hint: &mut SizeHint<'_>, plain: &[usize]) {
         if a.failed.is_some() {
             return;
         }
+        // the rules known to reference nothing, in order
+        let mut plain = plain.iter().copied().peekable();
         let key = &a.key;
         let undo = &mut a.undo;
         // the table, looked up once until an operation on the table itself
@@ -533,6 +543,7 @@ impl State {
         let mut fresh: Option<*const u8> = None;
         for (i, op) in tx.operations.iter().enumerate().skip(a.applied) {
             let created = fresh.take();
+            let is_plain = plain.next_if_eq(&i).is_some();
             // (undo records hold an operation's index in 32 bits)
             let Ok(index) = u32::try_from(i) else {
                 while let Some((u, saved)) = undo.pop() {
@@ -559,7 +570,7 @@ impl State {
                     }
                     match table.as_deref_mut() {
                         Some(t) => {
-                            let r = Self::apply_op(t, index, op.verb, obj, undo, hint);
+                            let r = Self::apply_op(t, index, op.verb, obj, undo, hint, is_plain);
                             if let Object::Chain(c) = obj
                                 && matches!(undo.log.last(), Some(Undo::Chain(j, false)) if *j == index)
                             {
@@ -725,6 +736,7 @@ impl State {
     }
 
     /// An operation on an object of `table` (`i`: its index in the transaction).
+    #[allow(clippy::too_many_arguments)]
     fn apply_op(
         table: &mut TableState,
         i: u32,
@@ -732,6 +744,7 @@ impl State {
         obj: &Object,
         undo: &mut Undos,
         hint: &mut SizeHint<'_>,
+        plain: bool,
     ) -> Result<(), NftError> {
         match obj {
             Object::Table(_) => {}
@@ -773,7 +786,8 @@ impl State {
             Object::Rule(r) => match verb {
                 Verb::Add | Verb::Insert => {
                     // (a missing chain is reported before a missing reference)
-                    if may_reference(&r.rule) {
+                    debug_assert!(!(plain && may_reference(&r.rule)), "{}", r.rule);
+                    if !plain && may_reference(&r.rule) {
                         table.check_chain(&r.chain)?;
                         table.check_rule_refs(&r.rule)?;
                     }
