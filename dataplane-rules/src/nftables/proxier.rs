@@ -485,6 +485,20 @@ impl NftProxier {
         // the order to write the ports in, when it is not theirs
         let order: Option<Vec<usize>> = (!runs).then(|| self.grouped(ports));
         let port_at = |k: usize| &ports[order.as_ref().map_or(k, |o| o[k])];
+        // Applied and checked every few Services (their operations, a few kilobytes, are
+        // still in the cache; each application looks the table up once).
+        const APPLY_EVERY: usize = 8;
+        let mut apply = |p: &mut Self, tx: &Transaction| {
+            state.apply_more_plain(applying, tx, &p.plain_rules);
+            p.plain_rules.clear();
+            if limit.0.is_none() {
+                if let Err(e) = p.limits.check_operations(&tx.operations[limit.1..]) {
+                    limit.0 = Some(e);
+                }
+                limit.1 = tx.operations.len();
+            }
+        };
+        let mut written = 0;
         let mut at = 0;
         while at < ports.len() {
             let mut end = at + 1;
@@ -495,13 +509,9 @@ impl NftProxier {
             for k in at..end {
                 self.write_port(tx, port_at(k), &mut rec)?;
             }
-            state.apply_more_plain(applying, tx, &self.plain_rules);
-            self.plain_rules.clear();
-            if limit.0.is_none() {
-                if let Err(e) = self.limits.check_operations(&tx.operations[limit.1..]) {
-                    limit.0 = Some(e);
-                }
-                limit.1 = tx.operations.len();
+            written += 1;
+            if written % APPLY_EVERY == 0 || end == ports.len() {
+                apply(self, tx);
             }
             let svc = port_at(at);
             // `namespace/name` starts the text its last port's chain names were hashed
