@@ -53,5 +53,5 @@ pub use object::{
 };
 pub use parse::{ParseError, apply_text, parse_state, parse_transactions};
 pub use proxier::{NftProxier, ServiceUpdate, SyncOutput, TABLE};
-pub use state::{ChainState, NameMap, SetState, State, TableState};
+pub use state::{ChainState, ElementState, NameMap, SetState, State, TableState};
 pub use transaction::{Operation, Transaction};

@@ -727,16 +727,38 @@ pub(crate) fn write_set(out: &mut String, heads: &mut Heads<'_>, verb: Verb, map
 
 /// An element operation (see [`write_object`]).
 pub(crate) fn write_element(out: &mut String, heads: &mut Heads<'_>, verb: Verb, e: &Element) {
+    write_element_parts(
+        out,
+        heads,
+        verb,
+        &e.container,
+        &e.key,
+        e.value.as_deref(),
+        e.comment.as_deref(),
+    );
+}
+
+/// An element operation from the element's parts (see [`write_object`]).
+#[inline]
+pub(crate) fn write_element_parts(
+    out: &mut String,
+    heads: &mut Heads<'_>,
+    verb: Verb,
+    container: &str,
+    key: &str,
+    value: Option<&str>,
+    comment: Option<&str>,
+) {
     heads.write_sp(out, verb, 5);
-    out.push_str(&e.container);
+    out.push_str(container);
     out.push_str(" { ");
-    out.push_str(&e.key);
+    out.push_str(key);
     if verb.creates() {
-        if let Some(cm) = &e.comment {
+        if let Some(cm) = comment {
             out.push_str(" comment ");
             write_quoted(out, cm);
         }
-        if let Some(v) = &e.value {
+        if let Some(v) = value {
             out.push_str(" : ");
             out.push_str(v);
         }

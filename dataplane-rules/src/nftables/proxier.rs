@@ -176,6 +176,9 @@ pub struct NftProxier {
     scratch: String,
     /// A buffer for the text of element keys and rules.
     text: Text,
+    /// The indices of the DNAT rules written into a full sync's transaction since it was
+    /// last applied (they reference nothing: see [`State::apply_more_plain`]).
+    plain_rules: Vec<usize>,
 }
 
 impl NftProxier {
@@ -200,6 +203,7 @@ impl NftProxier {
             need_full_sync: true,
             scratch: String::new(),
             text: Text::with_capacity(0),
+            plain_rules: Vec::new(),
         }
     }
 
@@ -391,6 +395,7 @@ impl NftProxier {
         // as if it had been checked and applied at the end.
         let mut state = std::mem::take(&mut self.state);
         let mut applying = Applying::new(&tx);
+        self.plain_rules.clear();
         state.apply_more(&mut applying, &tx);
         // most Services write a chain and one element into each of these
         state.reserve(
@@ -480,6 +485,20 @@ impl NftProxier {
         // the order to write the ports in, when it is not theirs
         let order: Option<Vec<usize>> = (!runs).then(|| self.grouped(ports));
         let port_at = |k: usize| &ports[order.as_ref().map_or(k, |o| o[k])];
+        // Applied and checked every few Services (their operations, a few kilobytes, are
+        // still in the cache; each application looks the table up once).
+        const APPLY_EVERY: usize = 8;
+        let mut apply = |p: &mut Self, tx: &Transaction| {
+            state.apply_more_plain(applying, tx, &p.plain_rules);
+            p.plain_rules.clear();
+            if limit.0.is_none() {
+                if let Err(e) = p.limits.check_operations(&tx.operations[limit.1..]) {
+                    limit.0 = Some(e);
+                }
+                limit.1 = tx.operations.len();
+            }
+        };
+        let mut written = 0;
         let mut at = 0;
         while at < ports.len() {
             let mut end = at + 1;
@@ -490,12 +509,9 @@ impl NftProxier {
             for k in at..end {
                 self.write_port(tx, port_at(k), &mut rec)?;
             }
-            state.apply_more(applying, tx);
-            if limit.0.is_none() {
-                if let Err(e) = self.limits.check_operations(&tx.operations[limit.1..]) {
-                    limit.0 = Some(e);
-                }
-                limit.1 = tx.operations.len();
+            written += 1;
+            if written % APPLY_EVERY == 0 || end == ports.len() {
+                apply(self, tx);
             }
             let svc = port_at(at);
             // `namespace/name` starts the text its last port's chain names were hashed
@@ -627,6 +643,8 @@ impl NftProxier {
             new_sets.extend(rec.affinity_sets().iter().cloned());
             self.services.insert(CompactString::from(u.service), rec);
         }
+        // (a partial sync's transaction is applied whole, every rule checked)
+        self.plain_rules.clear();
         let table = self.state.table(self.config.family, TABLE);
         for c in &candidates {
             let exists = table.is_some_and(|t| t.chains.contains_key(c.as_str()));
@@ -1415,8 +1433,10 @@ impl NftProxier {
         Ok(())
     }
 
+    /// The DNAT rule of `chain` (noted in [`NftProxier::plain_rules`]: it references no
+    /// set, map or chain).
     fn write_dnats<E: NftEndpointView>(
-        &self,
+        &mut self,
         tx: &mut Transaction,
         svc: &dyn Fn() -> String,
         chain: SharedStr,
@@ -1430,6 +1450,7 @@ impl NftProxier {
                 .str(proto)
                 .str(" dnat to ")
                 .socket(ep.ip(), ep.port());
+            self.plain_rules.push(tx.operations.len());
             tx.add_rule(chain, r.shared(), None);
             return Ok(());
         }
@@ -1443,6 +1464,7 @@ impl NftProxier {
             .dec(eps.len() as u64)
             .str(" map { ");
         r.map_entries(eps).str(" }");
+        self.plain_rules.push(tx.operations.len());
         tx.add_rule(chain, r.shared(), None);
         Ok(())
     }

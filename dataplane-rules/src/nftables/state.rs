@@ -11,7 +11,7 @@
 use super::error::NftError;
 use super::object::{
     Chain, ContainerKind, Counter, Element, Family, Heads, Object, Rule, Set, SharedStr, Table, Verb,
-    write_chain, write_counter, write_element, write_rule, write_set, write_table,
+    write_chain, write_counter, write_element_parts, write_rule, write_set, write_table,
 };
 use super::transaction::Transaction;
 use serde::{Deserialize, Serialize, Serializer};
@@ -47,14 +47,99 @@ pub struct ChainState {
     pub rules: Vec<Rule>,
 }
 
-/// A set or map and its elements (by key).
+/// A set or map element as the rule set holds it, under its key in
+/// [`SetState::elements`]: its value and comment (its kind and container are those of the
+/// set or map holding it, so an entry is 40 bytes, not an [`Element`]'s 80).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ElementState {
+    /// The value of a map element (`goto chain`, `drop`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<SharedStr>,
+    /// The element comment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+impl ElementState {
+    /// The element of `kind` in `container` with key `key` (as an operation adds it).
+    pub fn to_element(&self, kind: ContainerKind, container: &SharedStr, key: &SharedStr) -> Element {
+        Element {
+            kind,
+            container: container.clone(),
+            key: key.clone(),
+            value: self.value.clone(),
+            comment: self.comment.clone(),
+        }
+    }
+}
+
+/// A set or map and its elements (by key). Serialized within its [`TableState`] (which
+/// gives every element its kind and container, as an [`Element`] serializes).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct SetState {
     /// The set or map as created.
     pub set: Set,
-    /// Elements by key.
-    #[serde(serialize_with = "serialize_sorted")]
-    pub elements: NameMap<Element>,
+    /// Elements by key (an [`Element`] read back from JSON keeps its value and comment).
+    pub elements: NameMap<ElementState>,
+}
+
+/// The sets (`kind` set) or maps of a table, serialized as a map sorted by name whose
+/// elements serialize as [`Element`]s do (kind, container, key, value, comment).
+fn serialize_containers<S: Serializer>(
+    m: &NameMap<SetState>,
+    kind: ContainerKind,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct ElementView<'a> {
+        kind: ContainerKind,
+        container: &'a str,
+        key: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        value: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        comment: Option<&'a str>,
+    }
+    struct Elements<'a>(&'a SetState, ContainerKind);
+    impl Serialize for Elements<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let container = self.0.set.name.as_str();
+            s.collect_map(sorted(&self.0.elements).into_iter().map(|(k, e)| {
+                (
+                    k,
+                    ElementView {
+                        kind: self.1,
+                        container,
+                        key: k,
+                        value: e.value.as_deref(),
+                        comment: e.comment.as_deref(),
+                    },
+                )
+            }))
+        }
+    }
+    #[derive(Serialize)]
+    struct SetView<'a> {
+        set: &'a Set,
+        elements: Elements<'a>,
+    }
+    s.collect_map(sorted(m).into_iter().map(|(name, c)| {
+        (
+            name,
+            SetView {
+                set: &c.set,
+                elements: Elements(c, kind),
+            },
+        )
+    }))
+}
+
+fn serialize_sets<S: Serializer>(m: &NameMap<SetState>, s: S) -> Result<S::Ok, S::Error> {
+    serialize_containers(m, ContainerKind::Set, s)
+}
+
+fn serialize_maps<S: Serializer>(m: &NameMap<SetState>, s: S) -> Result<S::Ok, S::Error> {
+    serialize_containers(m, ContainerKind::Map, s)
 }
 
 /// One table with everything in it.
@@ -66,10 +151,10 @@ pub struct TableState {
     #[serde(serialize_with = "serialize_sorted")]
     pub chains: NameMap<ChainState>,
     /// Sets by name.
-    #[serde(serialize_with = "serialize_sorted")]
+    #[serde(serialize_with = "serialize_sets")]
     pub sets: NameMap<SetState>,
     /// Maps by name.
-    #[serde(serialize_with = "serialize_sorted")]
+    #[serde(serialize_with = "serialize_maps")]
     pub maps: NameMap<SetState>,
     /// Counters by name.
     #[serde(serialize_with = "serialize_sorted")]
@@ -175,19 +260,19 @@ fn may_reference(rule: &str) -> bool {
 
 /// How to undo one applied operation (the index of the operation, and whether what it
 /// replaced or removed was saved; one is recorded for almost every operation, so it is
-/// small and has nothing to drop).
+/// small, 8 bytes, and has nothing to drop).
 #[derive(Debug, Clone, Copy)]
 enum Undo {
     Table(bool),
-    Chain(usize, bool),
+    Chain(u32, bool),
     /// (the chain's rules are saved)
-    Rules(usize),
-    PopRule(usize),
-    Set(usize, bool),
+    Rules(u32),
+    PopRule(u32),
+    Set(u32, bool),
     /// (the set's elements are saved)
-    Elements(usize),
-    Element(usize, bool),
-    Counter(usize, bool),
+    Elements(u32),
+    Element(u32, bool),
+    Counter(u32, bool),
 }
 
 impl Undo {
@@ -211,8 +296,8 @@ enum Saved {
     Chain(ChainState),
     Rules(Vec<Rule>),
     Set(Box<SetState>),
-    Elements(NameMap<Element>),
-    Element(Element),
+    Elements(NameMap<ElementState>),
+    Element(ElementState),
     Counter(Counter),
 }
 
@@ -381,7 +466,7 @@ impl State {
         }
         let mut a = Applying::new(tx);
         let mut hint = SizeHint::of(tx);
-        self.apply_ops(&mut a, tx, &mut hint);
+        self.apply_ops(&mut a, tx, &mut hint, &[]);
         self.finish(a, tx, true)
     }
 
@@ -390,7 +475,15 @@ impl State {
     /// is applied while its objects are still in the cache. After a failure nothing more
     /// is applied (and what was applied has been undone): [`State::finish`] reports it.
     pub(crate) fn apply_more(&mut self, a: &mut Applying, tx: &Transaction) {
-        self.apply_ops(a, tx, &mut SizeHint::none());
+        self.apply_ops(a, tx, &mut SizeHint::none(), &[]);
+    }
+
+    /// [`State::apply_more`], told that the rules at indices `plain` (ascending, among the
+    /// operations not applied yet) reference no set, map or chain: their text is not
+    /// scanned for references (the proxier's DNAT rules, one per service chain, hold only
+    /// addresses, ports and keywords).
+    pub(crate) fn apply_more_plain(&mut self, a: &mut Applying, tx: &Transaction, plain: &[usize]) {
+        self.apply_ops(a, tx, &mut SizeHint::none(), plain);
     }
 
     /// Ends an application started with [`Applying::new`]: keeps what was applied if
@@ -434,10 +527,12 @@ impl State {
         }
     }
 
-    fn apply_ops(&mut self, a: &mut Applying, tx: &Transaction, hint: &mut SizeHint<'_>) {
+    fn apply_ops(&mut self, a: &mut Applying, tx: &Transaction, hint: &mut SizeHint<'_>, plain: &[usize]) {
         if a.failed.is_some() {
             return;
         }
+        // the rules known to reference nothing, in order
+        let mut plain = plain.iter().copied().peekable();
         let key = &a.key;
         let undo = &mut a.undo;
         // the table, looked up once until an operation on the table itself
@@ -448,6 +543,21 @@ impl State {
         let mut fresh: Option<*const u8> = None;
         for (i, op) in tx.operations.iter().enumerate().skip(a.applied) {
             let created = fresh.take();
+            let is_plain = plain.next_if_eq(&i).is_some();
+            // (undo records hold an operation's index in 32 bits)
+            let Ok(index) = u32::try_from(i) else {
+                while let Some((u, saved)) = undo.pop() {
+                    self.undo(key, tx, u, saved);
+                }
+                a.failed = Some(NftError::Limit {
+                    service: "-".into(),
+                    what: "operations of a transaction".into(),
+                    value: String::new(),
+                    len: tx.operations.len(),
+                    max: u32::MAX as usize,
+                });
+                return;
+            };
             let r = match &op.object {
                 Object::Table(t) => {
                     table = None;
@@ -460,9 +570,9 @@ impl State {
                     }
                     match table.as_deref_mut() {
                         Some(t) => {
-                            let r = Self::apply_op(t, i, op.verb, obj, undo, hint);
+                            let r = Self::apply_op(t, index, op.verb, obj, undo, hint, is_plain);
                             if let Object::Chain(c) = obj
-                                && matches!(undo.log.last(), Some(Undo::Chain(j, false)) if *j == i)
+                                && matches!(undo.log.last(), Some(Undo::Chain(j, false)) if *j == index)
                             {
                                 fresh = Some(c.name.as_ptr());
                             }
@@ -499,7 +609,7 @@ impl State {
             return;
         }
         let Some(t) = self.tables.get_mut(key) else { return };
-        let op = |i: usize| &tx.operations[i];
+        let op = |i: u32| &tx.operations[i as usize];
         match u {
             Undo::Table(_) => {}
             Undo::Chain(i, _) => {
@@ -626,13 +736,15 @@ impl State {
     }
 
     /// An operation on an object of `table` (`i`: its index in the transaction).
+    #[allow(clippy::too_many_arguments)]
     fn apply_op(
         table: &mut TableState,
-        i: usize,
+        i: u32,
         verb: Verb,
         obj: &Object,
         undo: &mut Undos,
         hint: &mut SizeHint<'_>,
+        plain: bool,
     ) -> Result<(), NftError> {
         match obj {
             Object::Table(_) => {}
@@ -674,7 +786,8 @@ impl State {
             Object::Rule(r) => match verb {
                 Verb::Add | Verb::Insert => {
                     // (a missing chain is reported before a missing reference)
-                    if may_reference(&r.rule) {
+                    debug_assert!(!(plain && may_reference(&r.rule)), "{}", r.rule);
+                    if !plain && may_reference(&r.rule) {
                         table.check_chain(&r.chain)?;
                         table.check_rule_refs(&r.rule)?;
                     }
@@ -764,7 +877,13 @@ impl State {
                         if verb == Verb::Create && c.elements.contains_key(&e.key) {
                             return Err(NftError::exists("element", &e.key));
                         }
-                        let old = c.elements.insert(e.key.clone(), e.clone());
+                        let old = c.elements.insert(
+                            e.key.clone(),
+                            ElementState {
+                                value: e.value.clone(),
+                                comment: e.comment.clone(),
+                            },
+                        );
                         match old {
                             Some(old) => undo.save(Undo::Element(i, true), Saved::Element(old)),
                             None => undo.push(Undo::Element(i, false)),
@@ -844,8 +963,16 @@ impl State {
                 tx.add(Object::Rule(r.clone()));
             }
         }
-        for e in sorted.elements {
-            tx.add(Object::Element(e.clone()));
+        for (kind, s) in sorted
+            .sets
+            .iter()
+            .map(|s| (ContainerKind::Set, s))
+            .chain(sorted.maps.iter().map(|s| (ContainerKind::Map, s)))
+        {
+            let container = SharedStr::from(&s.set.name);
+            for (k, e) in sorted_elements(s) {
+                tx.add(Object::Element(e.to_element(kind, &container, k)));
+            }
         }
         tx
     }
@@ -857,8 +984,13 @@ struct Sorted<'a> {
     sets: Vec<&'a SetState>,
     maps: Vec<&'a SetState>,
     counters: Vec<&'a Counter>,
-    /// The elements of the sets, then of the maps, each set's by key.
-    elements: Vec<&'a Element>,
+    /// How many elements the sets and maps hold.
+    elements: usize,
+}
+
+/// The elements of `s` sorted by key.
+fn sorted_elements(s: &SetState) -> Vec<(&SharedStr, &ElementState)> {
+    sorted(&s.elements)
 }
 
 impl Sorted<'_> {
@@ -869,7 +1001,7 @@ impl Sorted<'_> {
             + self.maps.len()
             + self.counters.len()
             + self.chains.iter().map(|c| c.rules.len()).sum::<usize>()
-            + self.elements.len()
+            + self.elements
     }
 }
 
@@ -878,15 +1010,11 @@ impl TableState {
         let values = |m| -> Vec<_> { sorted(m).into_iter().map(|(_, v)| v).collect() };
         let sets: Vec<&SetState> = values(&self.sets);
         let maps: Vec<&SetState> = values(&self.maps);
-        let mut elements = Vec::with_capacity(
-            sets.iter()
-                .chain(maps.iter())
-                .map(|s| s.elements.len())
-                .sum::<usize>(),
-        );
-        for s in sets.iter().chain(maps.iter()) {
-            elements.extend(sorted(&s.elements).into_iter().map(|(_, e)| e));
-        }
+        let elements = sets
+            .iter()
+            .chain(maps.iter())
+            .map(|s| s.elements.len())
+            .sum::<usize>();
         Sorted {
             chains: sorted(&self.chains).into_iter().map(|(_, c)| c).collect(),
             sets,
@@ -919,8 +1047,18 @@ impl TableState {
                 write_rule(out, h, Verb::Add, r);
             }
         }
-        for e in &sorted.elements {
-            write_element(out, h, Verb::Add, e);
+        for s in sorted.sets.iter().chain(sorted.maps.iter()) {
+            for (k, e) in sorted_elements(s) {
+                write_element_parts(
+                    out,
+                    h,
+                    Verb::Add,
+                    &s.set.name,
+                    k,
+                    e.value.as_deref(),
+                    e.comment.as_deref(),
+                );
+            }
         }
     }
 }
@@ -1139,5 +1277,61 @@ mod tests {
         let mut again = State::new();
         again.apply(&st.to_transaction(Family::Ip, "kube-proxy")).unwrap();
         assert_eq!(again, st);
+    }
+
+    /// Undo records stay 8 bytes and stored elements 40; a table serializes its elements
+    /// as [`Element`]s serialize (kind, container, key, value, comment), and reads them back.
+    #[test]
+    fn compact_records_and_element_json() {
+        assert_eq!(std::mem::size_of::<Undo>(), 8);
+        assert_eq!(std::mem::size_of::<ElementState>(), 40);
+        let mut t = tx();
+        t.add_table(None);
+        t.add_chain("c");
+        t.add_set(Set {
+            name: "s".into(),
+            set_type: "ipv4_addr".into(),
+            flags: vec![],
+            timeout: None,
+            comment: None,
+        });
+        t.add_map(Set {
+            name: "m".into(),
+            set_type: "ipv4_addr : verdict".into(),
+            flags: vec![],
+            timeout: None,
+            comment: None,
+        });
+        let set_elem = Element {
+            kind: ContainerKind::Set,
+            container: "s".into(),
+            key: "10.0.0.1".into(),
+            value: None,
+            comment: None,
+        };
+        let map_elem = Element {
+            kind: ContainerKind::Map,
+            container: "m".into(),
+            key: "10.0.0.2".into(),
+            value: Some("goto c".into()),
+            comment: Some("ns/svc".into()),
+        };
+        t.add(Object::Element(set_elem.clone()));
+        t.add(Object::Element(map_elem.clone()));
+        let mut st = State::new();
+        st.apply(&t).unwrap();
+        let v = serde_json::to_value(&st).unwrap();
+        let table = &v[0];
+        assert_eq!(
+            table["sets"]["s"]["elements"]["10.0.0.1"],
+            serde_json::to_value(&set_elem).unwrap()
+        );
+        assert_eq!(
+            table["maps"]["m"]["elements"]["10.0.0.2"],
+            serde_json::to_value(&map_elem).unwrap()
+        );
+        assert_eq!(table["maps"]["m"]["set"]["name"], "m");
+        let back: TableState = serde_json::from_value(table.clone()).unwrap();
+        assert_eq!(&back, st.table(Family::Ip, "kube-proxy").unwrap());
     }
 }

@@ -227,35 +227,43 @@ impl Text {
     pub(crate) fn map_entries<E: NftEndpointView>(&mut self, eps: &[E]) -> &mut Self {
         let v4 = eps.len() <= 1 << 16 && eps.iter().all(|ep| ep.ip().is_ipv4());
         if v4 {
-            // each entry's piece, with the bytes written past its end: no growing on the way
-            self.0.reserve(eps.len() * 40);
+            // Each entry (`, I : A.B.C.D . P`: at most 34 bytes, and 3 written past its
+            // end) is written in place, in a 40-byte window of the buffer grown once by
+            // what the entries may take (the last window ends 6 bytes past 34 per
+            // entry), which is then cut to what they took.
+            let start = self.0.len();
+            self.0.resize(start + eps.len() * 34 + 6, 0);
+            let mut at = start;
+            for (i, ep) in eps.iter().enumerate() {
+                let (IpAddr::V4(ip), Some(window)) = (
+                    ep.ip(),
+                    self.0.get_mut(at..).and_then(|b| b.first_chunk_mut::<40>()),
+                ) else {
+                    continue;
+                };
+                let mut p = Piece::new(window);
+                if i > 0 {
+                    p.put3(b" , ");
+                }
+                p.dec16(i as u16);
+                p.put3(b" : ");
+                p.v4(ip);
+                p.put3(b" . ");
+                p.dec16(ep.port());
+                at += p.len;
+            }
+            self.0.truncate(at);
+            return self;
         }
         for (i, ep) in eps.iter().enumerate() {
-            match ep.ip() {
-                IpAddr::V4(ip) if v4 => {
-                    // `, I : A.B.C.D . P`: at most 34 bytes (and 3 written past the end)
-                    self.piece::<40>(|p| {
-                        if i > 0 {
-                            p.put3(b" , ");
-                        }
-                        p.dec16(i as u16);
-                        p.put3(b" : ");
-                        p.v4(ip);
-                        p.put3(b" . ");
-                        p.dec16(ep.port());
-                    });
-                }
-                _ => {
-                    if i > 0 {
-                        self.str(" , ");
-                    }
-                    self.dec(i as u64)
-                        .str(" : ")
-                        .ip(ep.ip())
-                        .str(" . ")
-                        .dec(ep.port());
-                }
+            if i > 0 {
+                self.str(" , ");
             }
+            self.dec(i as u64)
+                .str(" : ")
+                .ip(ep.ip())
+                .str(" . ")
+                .dec(ep.port());
         }
         self
     }

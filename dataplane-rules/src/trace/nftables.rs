@@ -299,9 +299,9 @@ impl Walker<'_> {
                             i += 2;
                             let map = self.set(name).ok_or_else(|| bad(m))?;
                             map.elements
-                                .values()
-                                .find(|e| key_matches(&e.key, &key))
-                                .and_then(|e| e.value.as_deref().map(str::to_owned))
+                                .iter()
+                                .find(|(k, _)| key_matches(k, &key))
+                                .and_then(|(_, e)| e.value.as_deref().map(str::to_owned))
                         } else if *m == "{" {
                             let (elems, next) = anonymous(&toks, i + 1).ok_or_else(|| bad("vmap"))?;
                             i = next;
@@ -322,7 +322,7 @@ impl Walker<'_> {
                         i += 1;
                         // A set that is not there (a dynamic affinity set) holds nothing.
                         self.set(name)
-                            .is_some_and(|s| s.elements.values().any(|e| key_matches(&e.key, &key)))
+                            .is_some_and(|s| s.elements.keys().any(|k| key_matches(k, &key)))
                     } else if rhs == "{" {
                         let (elems, next) = anonymous(&toks, i).ok_or_else(|| bad("{"))?;
                         i = next;
