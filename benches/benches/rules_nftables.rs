@@ -90,6 +90,20 @@ fn bench(c: &mut Criterion) {
             r
         })
     });
+    g.bench_function("full: model + rules + text (previous sync kept)", |b| {
+        b.iter_custom(|iters| {
+            let mut timed = std::time::Duration::ZERO;
+            let mut previous = None;
+            for _ in 0..iters {
+                let start = std::time::Instant::now();
+                let r = model_to_text(black_box(&services), black_box(&slices), &node, &proxy);
+                black_box(r.3.len());
+                timed += start.elapsed();
+                drop(previous.replace(r));
+            }
+            timed
+        })
+    });
     let mut p = NftProxier::new(config());
     p.sync_full(&ports).unwrap();
     let versions = [vec![port(0, true)], vec![port(0, false)]];
