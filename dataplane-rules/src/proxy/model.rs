@@ -13,9 +13,9 @@ use compact_str::CompactString;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use svcnet_model::validation::names::{parse_cidr_sloppy, parse_ip_sloppy};
-use svcnet_model::{EndpointSlice, Node, Service};
+use svcnet_model::{EndpointSlice, Node, Service, ServicePort};
 use svcnet_topology::{
-    Categories, IpFamily, NodeTopology, PlainEndpoint, PortPolicy, ProxyEndpoint, SelectOptions,
+    Categories, IpFamily, LocalNode, NodeTopology, PlainEndpoint, PortPolicy, ProxyEndpoint, SelectOptions,
     ServiceSlices, SliceIndex, proxied_ports, slice_digest,
 };
 
@@ -510,6 +510,7 @@ impl ProxyModel {
         let options = SelectOptions {
             node_hints: config.node_hints,
         };
+        let local = index.local_node(&topology.name);
         // The last Service of a name wins, as in kube-proxy's map.
         // Usually every name is one Service's: then each port reads its own Service, and the
         // map is not looked up again.
@@ -542,6 +543,9 @@ impl ProxyModel {
             } else {
                 first
             };
+            // What the port's info reads through the Service's heap data is read here, in the
+            // Services' order (usually their order in memory), not later in name order.
+            let (cluster_ip, sp) = service_port_of(svc, p.name(), p.protocol(), family);
             found.push(Candidate {
                 key: PortKey {
                     namespace,
@@ -551,6 +555,8 @@ impl ProxyModel {
                 },
                 protocol: p.protocol(),
                 svc,
+                cluster_ip,
+                sp,
             });
         }
         let order = sorted_unique(&found, config.hash_key);
@@ -564,15 +570,12 @@ impl ProxyModel {
         // The digest of each Service's slices, in port order.
         let mut slice_sums: Vec<u64> = Vec::with_capacity(if unindexed.is_some() { order.len() } else { 0 });
         let mut last_service: Option<(&str, &str)> = None;
-        // The slices of the Service of the ports at hand (its ports run together).
+        // The slices of each port's Service, looked up first in a loop of their own: the
+        // lookups are independent, so their cache misses overlap (each would wait alone
+        // between the ports' builds). A Service's ports run together: one lookup each.
+        let mut runs: Vec<ServiceSlices<'_, '_>> = Vec::with_capacity(order.len());
         let mut run: Option<((&str, &str), ServiceSlices<'_, '_>)> = None;
         for c in order.iter().filter_map(|&i| found.get(i as usize)) {
-            let port = svcnet_topology::ServicePortName {
-                namespace: c.key.namespace,
-                name: c.key.name,
-                port: c.key.port,
-                protocol: c.protocol,
-            };
             let key = (c.key.namespace, c.key.name);
             let slices = match run {
                 Some((k, r)) if same_name(k.1, key.1) && same_name(k.0, key.0) => r,
@@ -582,13 +585,26 @@ impl ProxyModel {
                     r
                 }
             };
+            runs.push(slices);
+        }
+        for (c, slices) in order.iter().filter_map(|&i| found.get(i as usize)).zip(runs) {
+            let port = svcnet_topology::ServicePortName {
+                namespace: c.key.namespace,
+                name: c.key.name,
+                port: c.key.port,
+                protocol: c.protocol,
+            };
+            let key = (c.key.namespace, c.key.name);
             if port_info_into(
                 c.svc,
+                c.cluster_ip,
+                c.sp,
                 &port,
                 index,
                 &slices,
                 family,
                 &topology,
+                local,
                 &options,
                 &mut scratch,
                 &mut ports,
@@ -863,6 +879,10 @@ struct Candidate<'a> {
     key: PortKey<'a>,
     protocol: &'a str,
     svc: &'a Service,
+    /// The Service's ClusterIP of the family ([`cluster_ip`]).
+    cluster_ip: Option<IpAddr>,
+    /// The Service's port of this name and protocol (the last one).
+    sp: Option<&'a ServicePort>,
 }
 
 /// The positions of `found` sorted by name, one per name.
@@ -986,7 +1006,7 @@ fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
 const RECENT: usize = 256;
 
 /// A namespace's slot in `sorted_unique`'s table of recent namespaces: its length and its
-/// first and last bytes (up to 8 each), mixed by a multiply.
+/// first and last bytes (up to 8 each), mixed by a folded multiply.
 #[inline]
 fn recent_slot(s: &str) -> usize {
     let b = s.as_bytes();
@@ -997,8 +1017,10 @@ fn recent_slot(s: &str) -> usize {
         4..8 => w4(b.first_chunk()) | (w4(b.last_chunk()) << 32),
         _ => b.iter().fold(0u64, |h, &c| (h << 8) | u64::from(c)),
     };
-    let h = (words ^ b.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    (h >> 56) as usize % RECENT
+    // Both halves of the 128-bit product: names that differ only in their last bytes (the
+    // top bits of the words) still spread over the slots.
+    let wide = u128::from(words ^ b.len() as u64) * 0x9e37_79b9_7f4a_7c15;
+    ((wide >> 64) as u64 ^ wide as u64) as usize % RECENT
 }
 
 /// Buffers reused from one service port to the next.
@@ -1046,33 +1068,54 @@ fn port_info<'a>(
     scratch: &mut Scratch<'a>,
 ) -> Option<ServicePortInfo> {
     let mut out = Vec::with_capacity(1);
-    port_info_into(svc, p, index, slices, family, node, options, scratch, &mut out)?;
+    let local = index.local_node(&node.name);
+    let (cluster_ip, sp) = service_port_of(svc, p.port, p.protocol, family);
+    port_info_into(
+        svc, cluster_ip, sp, p, index, slices, family, node, local, options, scratch, &mut out,
+    )?;
     out.pop()
 }
 
+/// Service `svc`'s ClusterIP of `family` and its (last) port of name `port` and protocol
+/// `protocol`: what [`port_info_into`] needs of the Service's heap data besides its names.
+#[inline]
+fn service_port_of<'s>(
+    svc: &'s Service,
+    port: &str,
+    protocol: &str,
+    family: IpFamily,
+) -> (Option<IpAddr>, Option<&'s ServicePort>) {
+    let sp = svc
+        .spec()
+        .ports()
+        .iter()
+        .rev()
+        .find(|sp| same_short(sp.name(), port) && same_short(sp.protocol(), protocol));
+    (cluster_ip(svc, family), sp)
+}
+
 /// Appends one service port's info to `out` (built in place), or gives `None` when
-/// kube-proxy would not program it.
+/// kube-proxy would not program it. `cluster_ip` and `sp` are [`service_port_of`] the port.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn port_info_into<'a>(
     svc: &Service,
+    cluster_ip: Option<IpAddr>,
+    sp: Option<&ServicePort>,
     p: &svcnet_topology::ServicePortName<'_>,
     index: &SliceIndex<'a>,
     slices: &ServiceSlices<'_, 'a>,
     family: IpFamily,
     node: &NodeTopology,
+    local: LocalNode,
     options: &SelectOptions,
     scratch: &mut Scratch<'a>,
     out: &mut Vec<ServicePortInfo>,
 ) -> Option<()> {
     let spec = svc.spec();
     let protocol = Protocol::parse(p.protocol)?;
-    let cluster_ip = cluster_ip(svc, family)?;
-    let sp = spec
-        .ports()
-        .iter()
-        .rev()
-        .find(|sp| same_short(sp.name(), p.port) && same_short(sp.protocol(), p.protocol))?;
+    let cluster_ip = cluster_ip?;
+    let sp = sp?;
     let port = u16::try_from(sp.port).ok()?;
     let node_port = sp.node_port.and_then(|n| u16::try_from(n).ok()).unwrap_or(0);
     // The type as given: kube-proxy reads the object as the API server stored it (where an
@@ -1151,7 +1194,7 @@ fn port_info_into<'a>(
     let plain = &mut scratch.plain;
     plain.clear();
     let (has_endpoints, endpoint_hints_digest, lists) =
-        if slices.plain_port_endpoints(plain, p.port, p.protocol, &node.name, *options) {
+        if slices.plain_port_endpoints(plain, p.port, p.protocol, local, *options) {
             let eps = &mut scratch.endpoints;
             eps.clear();
             index.service_port_endpoints(eps, p, family, &node.name, *options);
