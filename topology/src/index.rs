@@ -11,44 +11,57 @@ use std::ops::Range;
 use svcnet_model::{EndpointPort, EndpointSlice};
 
 use crate::endpoint::{Ignored, IpFamily, PlainEndpoint, ProxyEndpoint, SelectOptions, ServicePortName};
-use svcnet_model::hash::{KeyedMap, KeyedState, keyed_map, short_text_eq as same_text};
+use svcnet_model::hash::{FastMap, KeyedMap, KeyedState, fast_map, keyed_map, short_text_eq as same_text};
 
 /// (namespace, Service name), borrowed from a slice.
 type ServiceKey<'a> = (&'a str, &'a str);
 
-/// A (namespace, Service name) key of the index's map of groups: hashed as the pair; compared
-/// by lengths and [`fingerprint`]s, which the key holds, so that a lookup reads no name the
-/// map holds (those live in the slices, far away in memory) unless one is longer than 16 bytes.
+/// A (namespace, Service name) key of the map of the groups whose keyed hashes collide
+/// (another group took the hash first): hashed as the pair, compared by lengths and
+/// [`fingerprint`]s first.
 #[derive(Debug, Clone, Copy)]
 struct GroupKey<'a> {
+    names: GroupNames<'a>,
+}
+
+impl std::hash::Hash for GroupKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.names.namespace, self.names.service).hash(state);
+    }
+}
+
+impl PartialEq for GroupKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.names.same(&other.names)
+    }
+}
+
+impl Eq for GroupKey<'_> {}
+
+/// A group's (namespace, Service name), with their [`fingerprint`]s: two names up to 16 bytes
+/// long are compared without reading their text.
+#[derive(Debug, Clone, Copy)]
+struct GroupNames<'a> {
     namespace: &'a str,
     service: &'a str,
     /// The fingerprints of the namespace and of the Service's name.
     prints: [u64; 4],
 }
 
-impl<'a> GroupKey<'a> {
+impl<'a> GroupNames<'a> {
     #[inline]
     fn new(namespace: &'a str, service: &'a str) -> Self {
         let [a, b] = fingerprint(namespace.as_bytes());
         let [c, d] = fingerprint(service.as_bytes());
-        GroupKey {
+        GroupNames {
             namespace,
             service,
             prints: [a, b, c, d],
         }
     }
-}
 
-impl std::hash::Hash for GroupKey<'_> {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        (self.namespace, self.service).hash(state);
-    }
-}
-
-impl PartialEq for GroupKey<'_> {
     #[inline]
-    fn eq(&self, other: &Self) -> bool {
+    fn same(&self, other: &Self) -> bool {
         let [a, b, c, d] = self.prints;
         let [p, q, r, s] = other.prints;
         let (n, m) = (self.namespace.len(), self.service.len());
@@ -60,7 +73,73 @@ impl PartialEq for GroupKey<'_> {
     }
 }
 
-impl Eq for GroupKey<'_> {}
+/// The index's (namespace, Service) groups: numbered as met, found by the keyed 64-bit hash
+/// of the pair in a small table (16 bytes a slot, which stays in cache), each group's names
+/// kept apart to confirm a match. A group whose hash another took first (names chosen to
+/// collide would need the key) is found through a map of such groups by name.
+#[derive(Debug, Clone)]
+struct Groups<'a> {
+    hash: KeyedState,
+    /// Group number by hash of (namespace, Service name), for the first group of each hash.
+    by_hash: FastMap<u64, u32>,
+    /// By group number.
+    names: Vec<GroupNames<'a>>,
+    /// The groups whose hash another group has.
+    collided: KeyedMap<GroupKey<'a>, u32>,
+}
+
+impl<'a> Groups<'a> {
+    fn new(n: usize, hash: KeyedState) -> Self {
+        Groups {
+            hash,
+            by_hash: fast_map(n),
+            names: Vec::with_capacity(n),
+            collided: keyed_map(0, hash),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The number of group (`namespace`, `service`), added when new.
+    #[inline]
+    fn number(&mut self, namespace: &'a str, service: &'a str) -> u32 {
+        let h = std::hash::BuildHasher::hash_one(&self.hash, (namespace, service));
+        let names = GroupNames::new(namespace, service);
+        let next = small(self.names.len());
+        match self.by_hash.entry(h) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(next);
+                self.names.push(names);
+                next
+            }
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let g = *o.get();
+                if self.names.get(g as usize).is_some_and(|n| n.same(&names)) {
+                    return g;
+                }
+                let list = &mut self.names;
+                *self.collided.entry(GroupKey { names }).or_insert_with(|| {
+                    list.push(names);
+                    next
+                })
+            }
+        }
+    }
+
+    /// The number of group (`namespace`, `service`), if the index has it.
+    #[inline]
+    fn get(&self, namespace: &str, service: &str) -> Option<usize> {
+        let h = std::hash::BuildHasher::hash_one(&self.hash, (namespace, service));
+        let g = *self.by_hash.get(&h)? as usize;
+        let names = GroupNames::new(namespace, service);
+        if self.names.get(g).is_some_and(|n| n.same(&names)) {
+            return Some(g);
+        }
+        self.collided.get(&GroupKey { names }).map(|&g| g as usize)
+    }
+}
 
 /// Two words that tell apart any two different texts of one length up to 16 bytes: the first
 /// and the last 8 bytes (overlapping) of a text of 8 bytes or more, the first and the last 4 of
@@ -203,7 +282,7 @@ impl Entry<'_> {
 /// [`NodeView::from_index`]: crate::NodeView::from_index
 #[derive(Debug, Clone)]
 pub struct SliceIndex<'a> {
-    groups: KeyedMap<GroupKey<'a>, usize>,
+    groups: Groups<'a>,
     /// Readable slices in the caller's order.
     entries: Vec<Entry<'a>>,
     /// Indices into `entries` ordered by (group, family, slice name, caller's order).
@@ -404,7 +483,7 @@ impl<'a> SliceIndex<'a> {
 
     /// The index, with each slice's digest when `digests` is set.
     fn index(slices: &'a [EndpointSlice], hash: KeyedState, digests: bool) -> Self {
-        let mut groups: KeyedMap<GroupKey<'a>, usize> = keyed_map(slices.len(), hash);
+        let mut groups = Groups::new(slices.len(), hash);
         let mut entries: Vec<Entry<'a>> = Vec::with_capacity(slices.len());
         let endpoints = slices.iter().map(|s| s.endpoints().len()).sum();
         let mut ips: Vec<Slot> = Vec::with_capacity(endpoints);
@@ -484,11 +563,10 @@ impl<'a> SliceIndex<'a> {
                     }
                 }
             }
-            let next = groups.len();
-            let group = *groups.entry(GroupKey::new(ns, service)).or_insert(next);
+            let group = groups.number(ns, service);
             entries.push(Entry {
                 slice: s,
-                group: small(group),
+                group,
                 ips: small(first),
                 ips_end: small(ips.len()),
                 ports: small(first_port),
@@ -550,7 +628,7 @@ impl<'a> SliceIndex<'a> {
     fn run_entries(&self, namespace: &str, service: &str, family: IpFamily) -> &[usize] {
         // The Service may be unknown (outside data); its slot, the run's bounds and the entry
         // numbers are the index's own.
-        match self.groups.get(&GroupKey::new(namespace, service)) {
+        match self.groups.get(namespace, service) {
             Some(g) => {
                 let slot = g * 2 + family_slot(family);
                 &self.sorted[self.starts[slot]..self.starts[slot + 1]]
@@ -763,9 +841,15 @@ impl<'a> SliceIndex<'a> {
     /// assert_eq!(index.service("shop", "db", IpFamily::V4).slices().count(), 0);
     /// ```
     pub fn service(&self, namespace: &str, service: &str, family: IpFamily) -> ServiceSlices<'_, 'a> {
+        let entries = self.run_entries(namespace, service, family);
+        let one = match entries {
+            [i] => self.entries.get(*i).copied(),
+            _ => None,
+        };
         ServiceSlices {
             index: self,
-            entries: self.run_entries(namespace, service, family),
+            entries,
+            one,
         }
     }
 
@@ -786,6 +870,9 @@ pub struct ServiceSlices<'i, 'a> {
     index: &'i SliceIndex<'a>,
     /// Positions in the index's entries, in slice name order.
     entries: &'i [usize],
+    /// A copy of the entry when there is exactly one (the usual case): read when the Service
+    /// is looked up, so that reading its ports later goes straight to their data.
+    one: Option<Entry<'a>>,
 }
 
 impl<'i, 'a> ServiceSlices<'i, 'a> {
@@ -818,7 +905,7 @@ impl<'i, 'a> ServiceSlices<'i, 'a> {
         let mut hinted = false;
         let query = PortQuery::new(port, protocol);
         let LocalNode(local) = node;
-        for e in self.entries.iter().map(|&i| &self.index.entries[i]) {
+        let mut read = |e: &Entry<'a>| {
             for p in &self.index.ports[e.ports()] {
                 if !query.matches(p, e.slice) {
                     continue;
@@ -842,6 +929,10 @@ impl<'i, 'a> ServiceSlices<'i, 'a> {
                     });
                 }
             }
+        };
+        match &self.one {
+            Some(e) => read(e),
+            None => self.entries.iter().for_each(|&i| read(&self.index.entries[i])),
         }
         sort_and_dedup(out, start);
         hinted

@@ -13,7 +13,7 @@ use compact_str::CompactString;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use svcnet_model::validation::names::{parse_cidr_sloppy, parse_ip_sloppy};
-use svcnet_model::{EndpointSlice, Node, Service, ServicePort};
+use svcnet_model::{EndpointSlice, Node, Service};
 use svcnet_topology::{
     Categories, IpFamily, LocalNode, NodeTopology, PlainEndpoint, PortPolicy, ProxyEndpoint, SelectOptions,
     ServiceSlices, SliceIndex, proxied_ports, slice_digest,
@@ -527,6 +527,8 @@ impl ProxyModel {
         // the same port of the same Service: one of them is kept, once they are sorted by
         // name below, and only then is the port's info built, straight into its place.
         let mut found: Vec<Candidate<'_>> = Vec::with_capacity(services.len());
+        // By candidate, what its port's info reads of the Service.
+        let mut parts: Vec<Option<ServicePart>> = Vec::with_capacity(services.len());
         for (first, p, f) in proxied_ports(services) {
             if f != family {
                 continue;
@@ -543,9 +545,9 @@ impl ProxyModel {
             } else {
                 first
             };
-            // What the port's info reads through the Service's heap data is read here, in the
-            // Services' order (usually their order in memory), not later in name order.
-            let (cluster_ip, sp) = service_port_of(svc, p.name(), p.protocol(), family);
+            // What the port's info reads of its Service is read here, in the Services' order
+            // (usually their order in memory), not later in name order, far apart.
+            parts.push(service_part(svc, p.name(), p.protocol(), family));
             found.push(Candidate {
                 key: PortKey {
                     namespace,
@@ -554,11 +556,27 @@ impl ProxyModel {
                     protocol,
                 },
                 protocol: p.protocol(),
-                svc,
-                cluster_ip,
-                sp,
             });
         }
+        // By candidate, its Service's slices, looked up in a loop of their own, in the
+        // Services' order: the lookups are independent, so their cache misses overlap (between
+        // heavier work, each would wait alone). A Service's ports come together: its slices
+        // are looked up once.
+        let mut run: Option<((&str, &str), ServiceSlices<'_, '_>)> = None;
+        let runs: Vec<ServiceSlices<'_, '_>> = found
+            .iter()
+            .map(|c| {
+                let (namespace, name) = (c.key.namespace, c.key.name);
+                match run {
+                    Some((k, r)) if same_name(k.1, name) && same_name(k.0, namespace) => r,
+                    _ => {
+                        let r = index.service(namespace, name, family);
+                        run = Some(((namespace, name), r));
+                        r
+                    }
+                }
+            })
+            .collect();
         let order = sorted_unique(&found, config.hash_key);
         let mut ports: Vec<ServicePortInfo> = Vec::with_capacity(order.len());
         let mut scratch = Scratch {
@@ -570,24 +588,15 @@ impl ProxyModel {
         // The digest of each Service's slices, in port order.
         let mut slice_sums: Vec<u64> = Vec::with_capacity(if unindexed.is_some() { order.len() } else { 0 });
         let mut last_service: Option<(&str, &str)> = None;
-        // The slices of each port's Service, looked up first in a loop of their own: the
-        // lookups are independent, so their cache misses overlap (each would wait alone
-        // between the ports' builds). A Service's ports run together: one lookup each.
-        let mut runs: Vec<ServiceSlices<'_, '_>> = Vec::with_capacity(order.len());
-        let mut run: Option<((&str, &str), ServiceSlices<'_, '_>)> = None;
-        for c in order.iter().filter_map(|&i| found.get(i as usize)) {
-            let key = (c.key.namespace, c.key.name);
-            let slices = match run {
-                Some((k, r)) if same_name(k.1, key.1) && same_name(k.0, key.0) => r,
-                _ => {
-                    let r = index.service(key.0, key.1, family);
-                    run = Some((key, r));
-                    r
-                }
+        for &i in &order {
+            let (Some(c), Some(part), Some(&slices)) = (
+                found.get(i as usize),
+                parts.get_mut(i as usize),
+                runs.get(i as usize),
+            ) else {
+                continue;
             };
-            runs.push(slices);
-        }
-        for (c, slices) in order.iter().filter_map(|&i| found.get(i as usize)).zip(runs) {
+            let Some(part) = part.take() else { continue };
             let port = svcnet_topology::ServicePortName {
                 namespace: c.key.namespace,
                 name: c.key.name,
@@ -595,10 +604,8 @@ impl ProxyModel {
                 protocol: c.protocol,
             };
             let key = (c.key.namespace, c.key.name);
-            if port_info_into(
-                c.svc,
-                c.cluster_ip,
-                c.sp,
+            port_info_into(
+                part,
                 &port,
                 index,
                 &slices,
@@ -608,21 +615,18 @@ impl ProxyModel {
                 &options,
                 &mut scratch,
                 &mut ports,
-            )
-            .is_some()
+            );
+            total_endpoints += scratch.spans.last().map_or(0, |s| s[0].len());
+            if let Some(extra) = unindexed
+                && last_service != Some(key)
             {
-                total_endpoints += scratch.spans.last().map_or(0, |s| s[0].len());
-                if let Some(extra) = unindexed
-                    && last_service != Some(key)
-                {
-                    last_service = Some(key);
-                    let sum = extra
-                        .get(&key)
-                        .copied()
-                        .unwrap_or(0)
-                        .wrapping_add(slices.digest());
-                    slice_sums.push(sum);
-                }
+                last_service = Some(key);
+                let sum = extra
+                    .get(&key)
+                    .copied()
+                    .unwrap_or(0)
+                    .wrapping_add(slices.digest());
+                slice_sums.push(sum);
             }
         }
         // One allocation holds every port's endpoints: the list built, not copied (only
@@ -873,16 +877,10 @@ struct PortKey<'a> {
     protocol: Protocol,
 }
 
-/// A service port the proxier may handle: its name, its protocol as written, and the Service
-/// (the last of its name) it is read from.
+/// A service port the proxier may handle: its name and its protocol as written.
 struct Candidate<'a> {
     key: PortKey<'a>,
     protocol: &'a str,
-    svc: &'a Service,
-    /// The Service's ClusterIP of the family ([`cluster_ip`]).
-    cluster_ip: Option<IpAddr>,
-    /// The Service's port of this name and protocol (the last one).
-    sp: Option<&'a ServicePort>,
 }
 
 /// The positions of `found` sorted by name, one per name.
@@ -1069,53 +1067,39 @@ fn port_info<'a>(
 ) -> Option<ServicePortInfo> {
     let mut out = Vec::with_capacity(1);
     let local = index.local_node(&node.name);
-    let (cluster_ip, sp) = service_port_of(svc, p.port, p.protocol, family);
+    let part = service_part(svc, p.port, p.protocol, family)?;
     port_info_into(
-        svc, cluster_ip, sp, p, index, slices, family, node, local, options, scratch, &mut out,
-    )?;
+        part, p, index, slices, family, node, local, options, scratch, &mut out,
+    );
     out.pop()
 }
 
-/// Service `svc`'s ClusterIP of `family` and its (last) port of name `port` and protocol
-/// `protocol`: what [`port_info_into`] needs of the Service's heap data besides its names.
-#[inline]
-fn service_port_of<'s>(
-    svc: &'s Service,
-    port: &str,
-    protocol: &str,
-    family: IpFamily,
-) -> (Option<IpAddr>, Option<&'s ServicePort>) {
-    let sp = svc
-        .spec()
+/// What a service port's info reads of its Service (all but its name and endpoints).
+struct ServicePart {
+    protocol: Protocol,
+    cluster_ip: IpAddr,
+    port: u16,
+    node_port: u16,
+    external_ips: Vec<IpAddr>,
+    load_balancer_vips: Vec<IpAddr>,
+    source_ranges: Vec<IpNet>,
+    session_affinity_timeout: Option<u32>,
+    external_policy_local: bool,
+    internal_policy_local: bool,
+    health_check_node_port: u16,
+}
+
+/// What the info of service port (`port`, `protocol_text`) of `svc` reads of the Service, or
+/// `None` when kube-proxy would not program the port.
+fn service_part(svc: &Service, port: &str, protocol_text: &str, family: IpFamily) -> Option<ServicePart> {
+    let spec = svc.spec();
+    let protocol = Protocol::parse(protocol_text)?;
+    let cluster_ip = cluster_ip(svc, family)?;
+    let sp = spec
         .ports()
         .iter()
         .rev()
-        .find(|sp| same_short(sp.name(), port) && same_short(sp.protocol(), protocol));
-    (cluster_ip(svc, family), sp)
-}
-
-/// Appends one service port's info to `out` (built in place), or gives `None` when
-/// kube-proxy would not program it. `cluster_ip` and `sp` are [`service_port_of`] the port.
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn port_info_into<'a>(
-    svc: &Service,
-    cluster_ip: Option<IpAddr>,
-    sp: Option<&ServicePort>,
-    p: &svcnet_topology::ServicePortName<'_>,
-    index: &SliceIndex<'a>,
-    slices: &ServiceSlices<'_, 'a>,
-    family: IpFamily,
-    node: &NodeTopology,
-    local: LocalNode,
-    options: &SelectOptions,
-    scratch: &mut Scratch<'a>,
-    out: &mut Vec<ServicePortInfo>,
-) -> Option<()> {
-    let spec = svc.spec();
-    let protocol = Protocol::parse(p.protocol)?;
-    let cluster_ip = cluster_ip?;
-    let sp = sp?;
+        .find(|sp| same_short(sp.name(), port) && same_short(sp.protocol(), protocol_text))?;
     let port = u16::try_from(sp.port).ok()?;
     let node_port = sp.node_port.and_then(|n| u16::try_from(n).ok()).unwrap_or(0);
     // The type as given: kube-proxy reads the object as the API server stored it (where an
@@ -1184,6 +1168,50 @@ fn port_info_into<'a>(
     } else {
         0
     };
+    Some(ServicePart {
+        protocol,
+        cluster_ip,
+        port,
+        node_port,
+        external_ips,
+        load_balancer_vips,
+        source_ranges,
+        session_affinity_timeout,
+        external_policy_local,
+        internal_policy_local,
+        health_check_node_port,
+    })
+}
+
+/// Appends the info of service port `p` (what it reads of its Service: `part`) to `out`,
+/// built in place.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn port_info_into<'a>(
+    part: ServicePart,
+    p: &svcnet_topology::ServicePortName<'_>,
+    index: &SliceIndex<'a>,
+    slices: &ServiceSlices<'_, 'a>,
+    family: IpFamily,
+    node: &NodeTopology,
+    local: LocalNode,
+    options: &SelectOptions,
+    scratch: &mut Scratch<'a>,
+    out: &mut Vec<ServicePortInfo>,
+) {
+    let ServicePart {
+        protocol,
+        cluster_ip,
+        port,
+        node_port,
+        external_ips,
+        load_balancer_vips,
+        source_ranges,
+        session_affinity_timeout,
+        external_policy_local,
+        internal_policy_local,
+        health_check_node_port,
+    } = part;
     let policy = PortPolicy {
         internal_local: internal_policy_local,
         external_local: external_policy_local,
@@ -1249,7 +1277,6 @@ fn port_info_into<'a>(
         has_endpoints,
         endpoint_hints_digest,
     });
-    Some(())
 }
 
 /// `a == b` for short texts (port names, protocols) without a call to `memcmp`: lengths
