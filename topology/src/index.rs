@@ -495,7 +495,11 @@ impl<'a> SliceIndex<'a> {
         };
         // Ignored content with its slice's sort key, sorted stably at the end.
         let mut ignored: Vec<(IpFamily, &'a str, &'a str, Ignored)> = Vec::new();
-        for s in slices {
+        // Each slice's Service label, read first in a loop of its own: each read (a map node,
+        // then the key's and the value's text) is independent of the next slice's, so their
+        // cache misses overlap; in the loop below, between heavier work, each would wait alone.
+        let labels: Vec<Option<&'a str>> = slices.iter().map(EndpointSlice::service_name).collect();
+        for (s, label) in slices.iter().zip(labels) {
             let Some(family) = IpFamily::parse(&s.address_type) else {
                 continue;
             };
@@ -504,7 +508,7 @@ impl<'a> SliceIndex<'a> {
                 let slice = format!("{ns}/{name}");
                 ignored.push((family, ns, name, Ignored { slice, what, why }));
             };
-            let Some(service) = s.service_name().filter(|n| !n.is_empty()) else {
+            let Some(service) = label.filter(|n| !n.is_empty()) else {
                 ignore(String::new(), "no kubernetes.io/service-name label");
                 continue;
             };
