@@ -630,14 +630,55 @@ impl<'a> SliceIndex<'a> {
 
     /// The positions in `entries` of the slices of one Service and family, in name order.
     fn run_entries(&self, namespace: &str, service: &str, family: IpFamily) -> &[usize] {
-        // The Service may be unknown (outside data); its slot, the run's bounds and the entry
-        // numbers are the index's own.
+        let ServiceRun { start, end } = self.service_run(namespace, service, family);
+        self.sorted.get(start as usize..end as usize).unwrap_or(&[])
+    }
+
+    /// Where the slices of Service `namespace/service` and `family` are in the index, as a
+    /// small handle for [`SliceIndex::service_slices_at`] (empty for a Service without any):
+    /// for looking many Services up first and reading their slices later.
+    ///
+    /// ```
+    /// use svcnet_model::EndpointSlice;
+    /// use svcnet_topology::{IpFamily, SliceIndex};
+    ///
+    /// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+    ///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+    ///     "addressType":"IPv4","endpoints":[]}"#).unwrap()];
+    /// let index = SliceIndex::build(&slices);
+    /// let run = index.service_run("shop", "web", IpFamily::V4);
+    /// assert_eq!(index.service_slices_at(run).slices().count(), 1);
+    /// ```
+    pub fn service_run(&self, namespace: &str, service: &str, family: IpFamily) -> ServiceRun {
+        // The Service may be unknown (outside data); its slot and the run's bounds are the
+        // index's own.
         match self.groups.get(namespace, service) {
             Some(g) => {
                 let slot = g * 2 + family_slot(family);
-                &self.sorted[self.starts[slot]..self.starts[slot + 1]]
+                ServiceRun {
+                    start: small(self.starts[slot]),
+                    end: small(self.starts[slot + 1]),
+                }
             }
-            None => &[],
+            None => ServiceRun { start: 0, end: 0 },
+        }
+    }
+
+    /// The slices at `run` ([`SliceIndex::service_run`] of this index), as
+    /// [`SliceIndex::service`] gives them.
+    pub fn service_slices_at(&self, run: ServiceRun) -> ServiceSlices<'_, 'a> {
+        let entries = self
+            .sorted
+            .get(run.start as usize..run.end as usize)
+            .unwrap_or(&[]);
+        let one = match entries {
+            [i] => self.entries.get(*i).copied(),
+            _ => None,
+        };
+        ServiceSlices {
+            index: self,
+            entries,
+            one,
         }
     }
 
@@ -845,16 +886,7 @@ impl<'a> SliceIndex<'a> {
     /// assert_eq!(index.service("shop", "db", IpFamily::V4).slices().count(), 0);
     /// ```
     pub fn service(&self, namespace: &str, service: &str, family: IpFamily) -> ServiceSlices<'_, 'a> {
-        let entries = self.run_entries(namespace, service, family);
-        let one = match entries {
-            [i] => self.entries.get(*i).copied(),
-            _ => None,
-        };
-        ServiceSlices {
-            index: self,
-            entries,
-            one,
-        }
+        self.service_slices_at(self.service_run(namespace, service, family))
     }
 
     /// The IPv6 addresses the slots of [`SliceIndex::slices`] refer to.
@@ -866,6 +898,14 @@ impl<'a> SliceIndex<'a> {
     pub fn endpoint_count(&self) -> usize {
         self.ips.len()
     }
+}
+
+/// Where one Service's slices of one family are in a [`SliceIndex`]
+/// ([`SliceIndex::service_run`]): two numbers, meaningful only with the index that gave them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServiceRun {
+    start: u32,
+    end: u32,
 }
 
 /// One Service's slices of one family in a [`SliceIndex`] ([`SliceIndex::service`]).

@@ -16,7 +16,7 @@ use svcnet_model::validation::names::{parse_cidr_sloppy, parse_ip_sloppy};
 use svcnet_model::{EndpointSlice, Node, Service};
 use svcnet_topology::{
     Categories, IpFamily, LocalNode, NodeTopology, PlainEndpoint, PortPolicy, ProxyEndpoint, SelectOptions,
-    ServiceSlices, SliceIndex, proxied_ports, slice_digest,
+    ServiceRun, ServiceSlices, SliceIndex, proxied_ports, slice_digest,
 };
 
 use super::config::ProxyConfig;
@@ -558,19 +558,21 @@ impl ProxyModel {
                 protocol: p.protocol(),
             });
         }
+        // Freed before the model's large lists are made (which may then reuse its memory).
+        drop(by_name);
         // By candidate, its Service's slices, looked up in a loop of their own, in the
         // Services' order: the lookups are independent, so their cache misses overlap (between
         // heavier work, each would wait alone). A Service's ports come together: its slices
         // are looked up once.
-        let mut run: Option<((&str, &str), ServiceSlices<'_, '_>)> = None;
-        let runs: Vec<ServiceSlices<'_, '_>> = found
+        let mut run: Option<((&str, &str), ServiceRun)> = None;
+        let runs: Vec<ServiceRun> = found
             .iter()
             .map(|c| {
                 let (namespace, name) = (c.key.namespace, c.key.name);
                 match run {
                     Some((k, r)) if same_name(k.1, name) && same_name(k.0, namespace) => r,
                     _ => {
-                        let r = index.service(namespace, name, family);
+                        let r = index.service_run(namespace, name, family);
                         run = Some(((namespace, name), r));
                         r
                     }
@@ -597,6 +599,7 @@ impl ProxyModel {
                 continue;
             };
             let Some(part) = part.take() else { continue };
+            let slices = index.service_slices_at(slices);
             let port = svcnet_topology::ServicePortName {
                 namespace: c.key.namespace,
                 name: c.key.name,
@@ -1080,13 +1083,20 @@ struct ServicePart {
     cluster_ip: IpAddr,
     port: u16,
     node_port: u16,
-    external_ips: Vec<IpAddr>,
-    load_balancer_vips: Vec<IpAddr>,
-    source_ranges: Vec<IpNet>,
+    /// External IPs, load-balancer VIPs and source ranges; `None` when all are empty (as
+    /// they usually are: the part stays small).
+    lists: Option<Box<PartLists>>,
     session_affinity_timeout: Option<u32>,
     external_policy_local: bool,
     internal_policy_local: bool,
     health_check_node_port: u16,
+}
+
+/// The lists of a [`ServicePart`].
+struct PartLists {
+    external_ips: Vec<IpAddr>,
+    load_balancer_vips: Vec<IpAddr>,
+    source_ranges: Vec<IpNet>,
 }
 
 /// What the info of service port (`port`, `protocol_text`) of `svc` reads of the Service, or
@@ -1168,14 +1178,20 @@ fn service_part(svc: &Service, port: &str, protocol_text: &str, family: IpFamily
     } else {
         0
     };
+    let lists = (!(external_ips.is_empty() && load_balancer_vips.is_empty() && source_ranges.is_empty()))
+        .then(|| {
+            Box::new(PartLists {
+                external_ips,
+                load_balancer_vips,
+                source_ranges,
+            })
+        });
     Some(ServicePart {
         protocol,
         cluster_ip,
         port,
         node_port,
-        external_ips,
-        load_balancer_vips,
-        source_ranges,
+        lists,
         session_affinity_timeout,
         external_policy_local,
         internal_policy_local,
@@ -1204,14 +1220,23 @@ fn port_info_into<'a>(
         cluster_ip,
         port,
         node_port,
-        external_ips,
-        load_balancer_vips,
-        source_ranges,
+        lists,
         session_affinity_timeout,
         external_policy_local,
         internal_policy_local,
         health_check_node_port,
     } = part;
+    let (external_ips, load_balancer_vips, source_ranges) = match lists {
+        Some(l) => {
+            let PartLists {
+                external_ips,
+                load_balancer_vips,
+                source_ranges,
+            } = *l;
+            (external_ips, load_balancer_vips, source_ranges)
+        }
+        None => (Vec::new(), Vec::new(), Vec::new()),
+    };
     let policy = PortPolicy {
         internal_local: internal_policy_local,
         external_local: external_policy_local,
