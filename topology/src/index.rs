@@ -5,39 +5,236 @@
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::ops::Range;
 
 use svcnet_model::{EndpointPort, EndpointSlice};
 
 use crate::endpoint::{Ignored, IpFamily, PlainEndpoint, ProxyEndpoint, SelectOptions, ServicePortName};
-use svcnet_model::hash::{KeyedMap, KeyedState, keyed_map, short_text_eq as same_text};
+use svcnet_model::hash::{FastMap, KeyedMap, KeyedState, fast_map, keyed_map, short_text_eq as same_text};
 
 /// (namespace, Service name), borrowed from a slice.
 type ServiceKey<'a> = (&'a str, &'a str);
 
-/// A (namespace, Service name) key of the index's map of groups: hashed as the pair,
-/// compared without calls to `memcmp` (names are short).
-#[derive(Debug, Clone, Copy, Hash)]
-struct GroupKey<'a>(&'a str, &'a str);
+/// A (namespace, Service name) key of the map of the groups whose keyed hashes collide
+/// (another group took the hash first): hashed as the pair, compared by lengths and
+/// [`fingerprint`]s first.
+#[derive(Debug, Clone, Copy)]
+struct GroupKey<'a> {
+    names: GroupNames<'a>,
+}
+
+impl std::hash::Hash for GroupKey<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.names.namespace, self.names.service).hash(state);
+    }
+}
 
 impl PartialEq for GroupKey<'_> {
     fn eq(&self, other: &Self) -> bool {
-        same_text(self.1, other.1) && same_text(self.0, other.0)
+        self.names.same(&other.names)
     }
 }
 
 impl Eq for GroupKey<'_> {}
 
-/// A slice the proxy reads (in the caller's order), with where its parsed addresses sit in
-/// the index's `ips`.
+/// A group's (namespace, Service name), with their [`fingerprint`]s: two names up to 16 bytes
+/// long are compared without reading their text.
+#[derive(Debug, Clone, Copy)]
+struct GroupNames<'a> {
+    namespace: &'a str,
+    service: &'a str,
+    /// The fingerprints of the namespace and of the Service's name.
+    prints: [u64; 4],
+}
+
+impl<'a> GroupNames<'a> {
+    #[inline]
+    fn new(namespace: &'a str, service: &'a str) -> Self {
+        let [a, b] = fingerprint(namespace.as_bytes());
+        let [c, d] = fingerprint(service.as_bytes());
+        GroupNames {
+            namespace,
+            service,
+            prints: [a, b, c, d],
+        }
+    }
+
+    #[inline]
+    fn same(&self, other: &Self) -> bool {
+        let [a, b, c, d] = self.prints;
+        let [p, q, r, s] = other.prints;
+        let (n, m) = (self.namespace.len(), self.service.len());
+        n == other.namespace.len()
+            && m == other.service.len()
+            && ((a ^ p) | (b ^ q) | (c ^ r) | (d ^ s)) == 0
+            && (n <= 16 || self.namespace == other.namespace)
+            && (m <= 16 || self.service == other.service)
+    }
+}
+
+/// The index's (namespace, Service) groups: numbered as met, found by the keyed 64-bit hash
+/// of the pair in a small table (16 bytes a slot, which stays in cache), each group's names
+/// kept apart to confirm a match. A group whose hash another took first (names chosen to
+/// collide would need the key) is found through a map of such groups by name.
+#[derive(Debug, Clone)]
+struct Groups<'a> {
+    hash: KeyedState,
+    /// Group number by hash of (namespace, Service name), for the first group of each hash.
+    by_hash: FastMap<u64, u32>,
+    /// By group number.
+    names: Vec<GroupNames<'a>>,
+    /// The groups whose hash another group has.
+    collided: KeyedMap<GroupKey<'a>, u32>,
+}
+
+impl<'a> Groups<'a> {
+    fn new(n: usize, hash: KeyedState) -> Self {
+        Groups {
+            hash,
+            by_hash: fast_map(n),
+            names: Vec::with_capacity(n),
+            collided: keyed_map(0, hash),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// The number of group (`namespace`, `service`), added when new.
+    #[inline]
+    fn number(&mut self, namespace: &'a str, service: &'a str) -> u32 {
+        let h = std::hash::BuildHasher::hash_one(&self.hash, (namespace, service));
+        let names = GroupNames::new(namespace, service);
+        let next = small(self.names.len());
+        match self.by_hash.entry(h) {
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(next);
+                self.names.push(names);
+                next
+            }
+            std::collections::hash_map::Entry::Occupied(o) => {
+                let g = *o.get();
+                if self.names.get(g as usize).is_some_and(|n| n.same(&names)) {
+                    return g;
+                }
+                let list = &mut self.names;
+                *self.collided.entry(GroupKey { names }).or_insert_with(|| {
+                    list.push(names);
+                    next
+                })
+            }
+        }
+    }
+
+    /// The number of group (`namespace`, `service`), if the index has it.
+    #[inline]
+    fn get(&self, namespace: &str, service: &str) -> Option<usize> {
+        let h = std::hash::BuildHasher::hash_one(&self.hash, (namespace, service));
+        let g = *self.by_hash.get(&h)? as usize;
+        let names = GroupNames::new(namespace, service);
+        if self.names.get(g).is_some_and(|n| n.same(&names)) {
+            return Some(g);
+        }
+        self.collided.get(&GroupKey { names }).map(|&g| g as usize)
+    }
+}
+
+/// Two words that tell apart any two different texts of one length up to 16 bytes: the first
+/// and the last 8 bytes (overlapping) of a text of 8 bytes or more, the first and the last 4 of
+/// one of 4 to 7, the first, middle and last byte of a shorter one. Longer texts of one length
+/// that share these differ in the middle: compare them in full.
+#[inline]
+pub(crate) fn fingerprint(b: &[u8]) -> [u64; 2] {
+    let w8 = |c: Option<&[u8; 8]>| c.map_or(0, |c| u64::from_le_bytes(*c));
+    let w4 = |c: Option<&[u8; 4]>| c.map_or(0, |c| u64::from(u32::from_le_bytes(*c)));
+    let at = |i: usize| u64::from(b.get(i).copied().unwrap_or(0));
+    match b.len() {
+        8.. => [w8(b.first_chunk()), w8(b.last_chunk())],
+        4..8 => [w4(b.first_chunk()) | (w4(b.last_chunk()) << 32), 0],
+        0 => [0, 0],
+        n => [at(0) | (at(n / 2) << 8) | (at(n - 1) << 16), 0],
+    }
+}
+
+/// A usable port of an indexed slice (a name and a valid number), as reading a service port's
+/// endpoints matches it: what that needs of the slice's port without reading the slice again.
+#[derive(Debug, Clone, Copy)]
+struct PortSum {
+    /// The name's [`fingerprint`].
+    print: [u64; 2],
+    /// The name's length.
+    len: usize,
+    /// Its position in the slice's ports (to read a long name or an odd protocol in full).
+    at: usize,
+    number: u16,
+    /// [`protocol_code`] of its protocol.
+    protocol: u8,
+}
+
+/// `TCP`, `UDP` and `SCTP` as 1, 2 and 3; any other text as 0 (compared as text).
+#[inline]
+fn protocol_code(p: &str) -> u8 {
+    match p.as_bytes() {
+        b"TCP" => 1,
+        b"UDP" => 2,
+        b"SCTP" => 3,
+        _ => 0,
+    }
+}
+
+/// A service port's name and protocol as [`PortSum`]s are matched against.
+#[derive(Clone, Copy)]
+struct PortQuery<'q> {
+    name: &'q str,
+    protocol: &'q str,
+    print: [u64; 2],
+    code: u8,
+}
+
+impl<'q> PortQuery<'q> {
+    #[inline]
+    fn new(name: &'q str, protocol: &'q str) -> Self {
+        PortQuery {
+            name,
+            protocol,
+            print: fingerprint(name.as_bytes()),
+            code: protocol_code(protocol),
+        }
+    }
+
+    /// Whether slice port `p` (of `slice`) is this service port's.
+    #[inline]
+    fn matches(&self, p: &PortSum, slice: &EndpointSlice) -> bool {
+        let [a, b] = self.print;
+        let [c, d] = p.print;
+        if p.len != self.name.len() || ((a ^ c) | (b ^ d)) != 0 {
+            return false;
+        }
+        let port = slice.ports().get(p.at);
+        (p.len <= 16 || port.and_then(|x| x.name.as_deref()) == Some(self.name))
+            && if self.code != 0 {
+                p.protocol == self.code
+            } else {
+                port.is_some_and(|x| x.protocol() == self.protocol)
+            }
+    }
+}
+
+/// A slice the proxy reads, with where its parsed addresses sit in the index's `ips` and its
+/// usable ports in `ports`.
 #[derive(Debug, Clone, Copy)]
 struct Entry<'a> {
     slice: &'a EndpointSlice,
-    /// The first of its addresses in `ips`; they run for `slice.endpoints().len()`.
-    ips: usize,
     /// Its (namespace, Service) group.
-    group: usize,
+    group: u32,
+    /// Its addresses in `ips`, one per endpoint.
+    ips: u32,
+    ips_end: u32,
+    /// Its usable ports in `ports`.
+    ports: u32,
+    ports_end: u32,
     family: IpFamily,
     /// Its [`slice_digest`](crate::slice_digest) when the index was built with digests, else 0.
     digest: u64,
@@ -45,7 +242,11 @@ struct Entry<'a> {
 
 impl Entry<'_> {
     fn ips(&self) -> Range<usize> {
-        self.ips..self.ips + self.slice.endpoints().len()
+        self.ips as usize..self.ips_end as usize
+    }
+
+    fn ports(&self) -> Range<usize> {
+        self.ports as usize..self.ports_end as usize
     }
 }
 
@@ -81,7 +282,7 @@ impl Entry<'_> {
 /// [`NodeView::from_index`]: crate::NodeView::from_index
 #[derive(Debug, Clone)]
 pub struct SliceIndex<'a> {
-    groups: KeyedMap<GroupKey<'a>, usize>,
+    groups: Groups<'a>,
     /// Readable slices in the caller's order.
     entries: Vec<Entry<'a>>,
     /// Indices into `entries` ordered by (group, family, slice name, caller's order).
@@ -91,7 +292,13 @@ pub struct SliceIndex<'a> {
     /// The first address of every endpoint of every entry, when it is an IP of the family.
     /// With each, what a plain read of the endpoint needs besides its address: such reads
     /// need not go back to the slices' endpoints.
-    ips: Vec<Slot<'a>>,
+    ips: Vec<Slot>,
+    /// The IPv6 addresses of the slots.
+    v6: Vec<Ipv6Addr>,
+    /// The usable ports of every entry, in the order of `entries`.
+    ports: Vec<PortSum>,
+    /// A number for each endpoint node name met (the slots hold these).
+    nodes: KeyedMap<&'a str, u32>,
     /// What the proxy leaves out, in the order kube-proxy's per-family caches meet it: IPv4
     /// slices by namespace and name, then IPv6 ones.
     ignored: Vec<(IpFamily, Ignored)>,
@@ -100,12 +307,14 @@ pub struct SliceIndex<'a> {
 /// An endpoint's address as the index read it, with its node name, conditions and whether it
 /// has hints, as the proxy reads them ([`ServiceSlices::plain_port_endpoints`]).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Slot<'a> {
-    /// The first address, when it is an IP of the slice's family.
-    pub(crate) ip: Option<IpAddr>,
-    node: Option<&'a str>,
+pub(crate) struct Slot {
+    /// The first address, when it is an IP of the slice's family: an IPv4 address's bits
+    /// (`V4`), or the position of an IPv6 address in the index's `v6` (`V6`).
+    addr: u32,
+    /// The number of its node name in the index's `nodes` ([`NO_NODE`] without one).
+    node: u32,
     /// `READY`, `SERVING`, `TERMINATING` (as read, absent values defaulted), `ZONE_HINTS` and
-    /// `NODE_HINTS` (non-empty lists).
+    /// `NODE_HINTS` (non-empty lists), and `V4` or `V6` when it has an address.
     flags: u8,
 }
 
@@ -114,10 +323,81 @@ const SERVING: u8 = 2;
 const TERMINATING: u8 = 4;
 const ZONE_HINTS: u8 = 8;
 const NODE_HINTS: u8 = 16;
+const V4: u8 = 32;
+const V6: u8 = 64;
 
-impl<'a> Slot<'a> {
+/// A slot's node without a name (or a name the index has no number for).
+const NO_NODE: u32 = u32::MAX;
+
+/// The proxy's node as one [`SliceIndex`] knows it ([`SliceIndex::local_node`]): a number the
+/// index gave the node's name, which tells the endpoints on that node without comparing
+/// names. Meaningful only with the index that gave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalNode(u32);
+
+/// Slots of the index's table of recent node names.
+const RECENT_NODES: usize = 1024;
+
+/// A node name's slot in the table of recent node names: its length and [`fingerprint`],
+/// mixed by a folded multiply (not keyed: a collision only sends the name on to the keyed map).
+#[inline]
+fn recent_node_slot(b: &[u8]) -> usize {
+    let [x, y] = fingerprint(b);
+    // Both halves of the 128-bit product, so that every input bit moves the slot (names often
+    // differ only in their last bytes, the top bits of the words).
+    let wide = u128::from(x ^ y.rotate_left(29) ^ b.len() as u64) * 0x9e37_79b9_7f4a_7c15;
+    ((wide >> 64) as u64 ^ wide as u64) as usize % RECENT_NODES
+}
+
+/// Numbers node names as the index meets them: a table of recent names (checked against the
+/// whole name) in front of a keyed map.
+struct NodeNumbers<'a> {
+    map: KeyedMap<&'a str, u32>,
+    recent: [(&'a str, u32); RECENT_NODES],
+}
+
+impl<'a> NodeNumbers<'a> {
+    #[inline]
+    fn number(&mut self, name: &'a str) -> u32 {
+        let at = recent_node_slot(name.as_bytes());
+        if let Some(&(known, n)) = self.recent.get(at)
+            && n != NO_NODE
+            && same_text(known, name)
+        {
+            return n;
+        }
+        // Fewer than 2^32 names: every name is an endpoint's (more could not be held).
+        let next = u32::try_from(self.map.len()).unwrap_or(NO_NODE);
+        let n = *self.map.entry(name).or_insert(next);
+        if let Some(r) = self.recent.get_mut(at) {
+            *r = (name, n);
+        }
+        n
+    }
+}
+
+impl Slot {
+    /// The address (`v6`: the index's IPv6 addresses).
     #[inline(always)]
-    fn of(ep: &'a svcnet_model::Endpoint, ip: Option<IpAddr>) -> Self {
+    pub(crate) fn ip(&self, v6: &[Ipv6Addr]) -> Option<IpAddr> {
+        if self.flags & V4 != 0 {
+            Some(IpAddr::V4(Ipv4Addr::from_bits(self.addr)))
+        } else if self.flags & V6 != 0 {
+            v6.get(self.addr as usize).map(|a| IpAddr::V6(*a))
+        } else {
+            None
+        }
+    }
+
+    /// Whether the endpoint has an address of the slice's family.
+    #[inline(always)]
+    fn has_ip(&self) -> bool {
+        self.flags & (V4 | V6) != 0
+    }
+
+    /// The slot of `ep`, with its address `ip` (kept in `v6` when IPv6) and node number.
+    #[inline(always)]
+    fn of(ep: &svcnet_model::Endpoint, ip: Option<IpAddr>, node: u32, v6: &mut Vec<Ipv6Addr>) -> Self {
         let c = &ep.conditions;
         let bit = |on: bool, flag: u8| if on { flag } else { 0 };
         let mut flags =
@@ -126,12 +406,30 @@ impl<'a> Slot<'a> {
             flags |= bit(h.for_zones.as_deref().is_some_and(|z| !z.is_empty()), ZONE_HINTS)
                 | bit(h.for_nodes.as_deref().is_some_and(|n| !n.is_empty()), NODE_HINTS);
         }
-        Slot {
-            ip,
-            node: ep.node_name.as_deref(),
-            flags,
-        }
+        let addr = match ip {
+            Some(IpAddr::V4(a)) => {
+                flags |= V4;
+                a.to_bits()
+            }
+            // Fewer than 2^32 IPv6 endpoints: each is an endpoint of the input.
+            Some(IpAddr::V6(a)) => match u32::try_from(v6.len()) {
+                Ok(at) => {
+                    v6.push(a);
+                    flags |= V6;
+                    at
+                }
+                Err(_) => 0,
+            },
+            None => 0,
+        };
+        Slot { addr, node, flags }
     }
+}
+
+/// A count or position of the index (slices, endpoints, ports) as a `u32`: each stands for
+/// an object of the input, and no input holds 2^32 of them (it would not fit in memory).
+fn small(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 fn family_slot(f: IpFamily) -> usize {
@@ -185,13 +483,23 @@ impl<'a> SliceIndex<'a> {
 
     /// The index, with each slice's digest when `digests` is set.
     fn index(slices: &'a [EndpointSlice], hash: KeyedState, digests: bool) -> Self {
-        let mut groups: KeyedMap<GroupKey<'a>, usize> = keyed_map(slices.len(), hash);
+        let mut groups = Groups::new(slices.len(), hash);
         let mut entries: Vec<Entry<'a>> = Vec::with_capacity(slices.len());
         let endpoints = slices.iter().map(|s| s.endpoints().len()).sum();
-        let mut ips: Vec<Slot<'a>> = Vec::with_capacity(endpoints);
+        let mut ips: Vec<Slot> = Vec::with_capacity(endpoints);
+        let mut v6: Vec<Ipv6Addr> = Vec::new();
+        let mut ports: Vec<PortSum> = Vec::with_capacity(slices.len());
+        let mut nodes = NodeNumbers {
+            map: keyed_map(64, hash),
+            recent: [("", NO_NODE); RECENT_NODES],
+        };
         // Ignored content with its slice's sort key, sorted stably at the end.
         let mut ignored: Vec<(IpFamily, &'a str, &'a str, Ignored)> = Vec::new();
-        for s in slices {
+        // Each slice's Service label, read first in a loop of its own: each read (a map node,
+        // then the key's and the value's text) is independent of the next slice's, so their
+        // cache misses overlap; in the loop below, between heavier work, each would wait alone.
+        let labels: Vec<Option<&'a str>> = slices.iter().map(EndpointSlice::service_name).collect();
+        for (s, label) in slices.iter().zip(labels) {
             let Some(family) = IpFamily::parse(&s.address_type) else {
                 continue;
             };
@@ -200,7 +508,7 @@ impl<'a> SliceIndex<'a> {
                 let slice = format!("{ns}/{name}");
                 ignored.push((family, ns, name, Ignored { slice, what, why }));
             };
-            let Some(service) = s.service_name().filter(|n| !n.is_empty()) else {
+            let Some(service) = label.filter(|n| !n.is_empty()) else {
                 ignore(String::new(), "no kubernetes.io/service-name label");
                 continue;
             };
@@ -217,25 +525,39 @@ impl<'a> SliceIndex<'a> {
                     Some(v4) => Some(IpAddr::V4(v4)),
                     None => text.and_then(|a| svcnet_model::validation::names::parse_ip_sloppy(a)),
                 };
-                ips.push(Slot::of(ep, ip.filter(|ip| IpFamily::of(*ip) == family)));
+                let node = ep.node_name.as_deref().map_or(NO_NODE, |n| nodes.number(n));
+                ips.push(Slot::of(
+                    ep,
+                    ip.filter(|ip| IpFamily::of(*ip) == family),
+                    node,
+                    &mut v6,
+                ));
                 if let Some(h) = digest.as_mut() {
                     crate::digest::endpoint_words(h, ep, v4);
                 }
             }
             let digest = digest.map_or(0, |h| std::hash::Hasher::finish(&h));
             let parsed = &ips[first..];
+            let first_port = ports.len();
             // kube-proxy meets each bad endpoint once per usable port.
-            for p in s.ports() {
+            for (at, p) in s.ports().iter().enumerate() {
                 let Some(port_name) = p.name.as_ref() else {
                     ignore(format!("port {:?}", p.port), "port without a name");
                     continue;
                 };
-                if port_number(p).is_none() {
+                let Some(number) = port_number(p) else {
                     ignore(format!("port {port_name:?}"), "port without a valid number");
                     continue;
-                }
+                };
+                ports.push(PortSum {
+                    print: fingerprint(port_name.as_bytes()),
+                    len: port_name.len(),
+                    at,
+                    number,
+                    protocol: protocol_code(p.protocol()),
+                });
                 for (ep, slot) in s.endpoints().iter().zip(parsed) {
-                    if slot.ip.is_some() {
+                    if slot.has_ip() {
                         continue;
                     }
                     match ep.addresses.first() {
@@ -245,12 +567,14 @@ impl<'a> SliceIndex<'a> {
                     }
                 }
             }
-            let next = groups.len();
-            let group = *groups.entry(GroupKey(ns, service)).or_insert(next);
+            let group = groups.number(ns, service);
             entries.push(Entry {
                 slice: s,
-                ips: first,
                 group,
+                ips: small(first),
+                ips_end: small(ips.len()),
+                ports: small(first_port),
+                ports_end: small(ports.len()),
                 family,
                 digest,
             });
@@ -258,7 +582,7 @@ impl<'a> SliceIndex<'a> {
         // Counting sort by (group, family), then each run by slice name (stable: input order
         // among equal names, as the proxy's sorted read keeps it).
         let slots = groups.len() * 2;
-        let slot = |e: &Entry<'_>| e.group * 2 + family_slot(e.family);
+        let slot = |e: &Entry<'_>| e.group as usize * 2 + family_slot(e.family);
         let mut starts = vec![0usize; slots + 1];
         // Slots, positions and entry numbers below are all this function's own: indexing
         // states that they are in range.
@@ -290,6 +614,9 @@ impl<'a> SliceIndex<'a> {
             sorted,
             starts,
             ips,
+            v6,
+            ports,
+            nodes: nodes.map,
             ignored: ignored.into_iter().map(|(f, _, _, i)| (f, i)).collect(),
         }
     }
@@ -303,14 +630,55 @@ impl<'a> SliceIndex<'a> {
 
     /// The positions in `entries` of the slices of one Service and family, in name order.
     fn run_entries(&self, namespace: &str, service: &str, family: IpFamily) -> &[usize] {
-        // The Service may be unknown (outside data); its slot, the run's bounds and the entry
-        // numbers are the index's own.
-        match self.groups.get(&GroupKey(namespace, service)) {
+        let ServiceRun { start, end } = self.service_run(namespace, service, family);
+        self.sorted.get(start as usize..end as usize).unwrap_or(&[])
+    }
+
+    /// Where the slices of Service `namespace/service` and `family` are in the index, as a
+    /// small handle for [`SliceIndex::service_slices_at`] (empty for a Service without any):
+    /// for looking many Services up first and reading their slices later.
+    ///
+    /// ```
+    /// use svcnet_model::EndpointSlice;
+    /// use svcnet_topology::{IpFamily, SliceIndex};
+    ///
+    /// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+    ///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+    ///     "addressType":"IPv4","endpoints":[]}"#).unwrap()];
+    /// let index = SliceIndex::build(&slices);
+    /// let run = index.service_run("shop", "web", IpFamily::V4);
+    /// assert_eq!(index.service_slices_at(run).slices().count(), 1);
+    /// ```
+    pub fn service_run(&self, namespace: &str, service: &str, family: IpFamily) -> ServiceRun {
+        // The Service may be unknown (outside data); its slot and the run's bounds are the
+        // index's own.
+        match self.groups.get(namespace, service) {
             Some(g) => {
                 let slot = g * 2 + family_slot(family);
-                &self.sorted[self.starts[slot]..self.starts[slot + 1]]
+                ServiceRun {
+                    start: small(self.starts[slot]),
+                    end: small(self.starts[slot + 1]),
+                }
             }
-            None => &[],
+            None => ServiceRun { start: 0, end: 0 },
+        }
+    }
+
+    /// The slices at `run` ([`SliceIndex::service_run`] of this index), as
+    /// [`SliceIndex::service`] gives them.
+    pub fn service_slices_at(&self, run: ServiceRun) -> ServiceSlices<'_, 'a> {
+        let entries = self
+            .sorted
+            .get(run.start as usize..run.end as usize)
+            .unwrap_or(&[]);
+        let one = match entries {
+            [i] => self.entries.get(*i).copied(),
+            _ => None,
+        };
+        ServiceSlices {
+            index: self,
+            entries,
+            one,
         }
     }
 
@@ -345,7 +713,7 @@ impl<'a> SliceIndex<'a> {
     pub(crate) fn slices(
         &self,
         family: IpFamily,
-    ) -> impl Iterator<Item = (ServiceKey<'a>, &'a EndpointSlice, &[Slot<'a>])> {
+    ) -> impl Iterator<Item = (ServiceKey<'a>, &'a EndpointSlice, &[Slot])> {
         // A stable sort keeps the caller's order among equal names.
         let mut of_family: Vec<&Entry<'a>> = self.entries.iter().filter(|e| e.family == family).collect();
         of_family.sort_by(|a, b| {
@@ -388,14 +756,13 @@ impl<'a> SliceIndex<'a> {
         family: IpFamily,
     ) {
         let start = out.len();
+        let query = PortQuery::new(port, protocol);
         for e in self.run(namespace, service, family) {
-            for p in e.slice.ports() {
-                if p.name.as_deref() != Some(port) || p.protocol() != protocol {
-                    continue;
+            for p in &self.ports[e.ports()] {
+                if query.matches(p, e.slice) {
+                    let ips = &self.ips[e.ips()];
+                    push_endpoints(out, node_name, options, e.slice, ips, &self.v6, p.number);
                 }
-                let Some(number) = port_number(p) else { continue };
-                let ips = &self.ips[e.ips()];
-                push_endpoints(out, node_name, options, e.slice, ips, number);
             }
         }
         sort_and_dedup(out, start);
@@ -475,7 +842,33 @@ impl<'a> SliceIndex<'a> {
         options: SelectOptions,
     ) -> bool {
         self.service(port.namespace, port.name, family)
-            .plain_port_endpoints(out, port.port, port.protocol, node_name, options)
+            .plain_port_endpoints(out, port.port, port.protocol, self.local_node(node_name), options)
+    }
+
+    /// Node `node_name` as this index knows it, for [`ServiceSlices::plain_port_endpoints`]
+    /// (an empty name is no node: no endpoint is on it).
+    ///
+    /// ```
+    /// use svcnet_model::EndpointSlice;
+    /// use svcnet_topology::{IpFamily, SelectOptions, SliceIndex};
+    ///
+    /// let slices: Vec<EndpointSlice> = vec![serde_json::from_str(r#"{
+    ///     "metadata":{"name":"web-1","namespace":"shop","labels":{"kubernetes.io/service-name":"web"}},
+    ///     "addressType":"IPv4","ports":[{"name":"","port":8080}],
+    ///     "endpoints":[{"addresses":["10.0.0.9"],"nodeName":"n1"}]}"#).unwrap()];
+    /// let index = SliceIndex::build(&slices);
+    /// let web = index.service("shop", "web", IpFamily::V4);
+    /// for (node, local) in [("n1", true), ("n2", false), ("", false)] {
+    ///     let mut out = Vec::new();
+    ///     web.plain_port_endpoints(&mut out, "", "TCP", index.local_node(node), SelectOptions::default());
+    ///     assert_eq!(out[0].is_local, local);
+    /// }
+    /// ```
+    pub fn local_node(&self, node_name: &str) -> LocalNode {
+        if node_name.is_empty() {
+            return LocalNode(NO_NODE);
+        }
+        LocalNode(self.nodes.get(node_name).copied().unwrap_or(NO_NODE))
     }
 
     /// The slices of Service `namespace/service` and `family`, looked up once for reading
@@ -493,10 +886,12 @@ impl<'a> SliceIndex<'a> {
     /// assert_eq!(index.service("shop", "db", IpFamily::V4).slices().count(), 0);
     /// ```
     pub fn service(&self, namespace: &str, service: &str, family: IpFamily) -> ServiceSlices<'_, 'a> {
-        ServiceSlices {
-            index: self,
-            entries: self.run_entries(namespace, service, family),
-        }
+        self.service_slices_at(self.service_run(namespace, service, family))
+    }
+
+    /// The IPv6 addresses the slots of [`SliceIndex::slices`] refer to.
+    pub(crate) fn v6_addrs(&self) -> &[Ipv6Addr] {
+        &self.v6
     }
 
     /// How many endpoints the indexed slices hold, usable or not.
@@ -505,12 +900,23 @@ impl<'a> SliceIndex<'a> {
     }
 }
 
+/// Where one Service's slices of one family are in a [`SliceIndex`]
+/// ([`SliceIndex::service_run`]): two numbers, meaningful only with the index that gave them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServiceRun {
+    start: u32,
+    end: u32,
+}
+
 /// One Service's slices of one family in a [`SliceIndex`] ([`SliceIndex::service`]).
 #[derive(Debug, Clone, Copy)]
 pub struct ServiceSlices<'i, 'a> {
     index: &'i SliceIndex<'a>,
     /// Positions in the index's entries, in slice name order.
     entries: &'i [usize],
+    /// A copy of the entry when there is exactly one (the usual case): read when the Service
+    /// is looked up, so that reading its ports later goes straight to their data.
+    one: Option<Entry<'a>>,
 }
 
 impl<'i, 'a> ServiceSlices<'i, 'a> {
@@ -530,40 +936,47 @@ impl<'i, 'a> ServiceSlices<'i, 'a> {
     }
 
     /// [`SliceIndex::plain_port_endpoints`] for this Service's port `port` (its name) of
-    /// protocol `protocol`.
+    /// protocol `protocol`, on node `node` ([`SliceIndex::local_node`] of the same index).
     pub fn plain_port_endpoints(
         &self,
         out: &mut Vec<PlainEndpoint>,
         port: &str,
         protocol: &str,
-        node_name: &str,
+        node: LocalNode,
         options: SelectOptions,
     ) -> bool {
         let start = out.len();
         let mut hinted = false;
-        for e in self.entries.iter().map(|&i| &self.index.entries[i]) {
-            for p in e.slice.ports() {
-                if p.name.as_deref() != Some(port) || p.protocol() != protocol {
+        let query = PortQuery::new(port, protocol);
+        let LocalNode(local) = node;
+        let mut read = |e: &Entry<'a>| {
+            for p in &self.index.ports[e.ports()] {
+                if !query.matches(p, e.slice) {
                     continue;
                 }
-                let Some(number) = port_number(p) else { continue };
-                // What the index took of each endpoint: the slices' endpoints are not read again.
+                let number = p.number;
+                // What the index took of each slice and endpoint: the slices are not read again.
                 let slots = &self.index.ips[e.ips()];
                 out.reserve(slots.len());
                 let hints = ZONE_HINTS | if options.node_hints { NODE_HINTS } else { 0 };
+                let v6 = &self.index.v6;
                 for m in slots {
-                    let Some(ip) = m.ip else { continue };
+                    let Some(ip) = m.ip(v6) else { continue };
                     hinted |= m.flags & hints != 0;
                     out.push(PlainEndpoint {
                         ip,
                         port: number,
-                        is_local: !node_name.is_empty() && m.node.is_some_and(|n| same_text(n, node_name)),
+                        is_local: local != NO_NODE && m.node == local,
                         ready: m.flags & READY != 0,
                         serving: m.flags & SERVING != 0,
                         terminating: m.flags & TERMINATING != 0,
                     });
                 }
             }
+        };
+        match &self.one {
+            Some(e) => read(e),
+            None => self.entries.iter().for_each(|&i| read(&self.index.entries[i])),
         }
         sort_and_dedup(out, start);
         hinted
@@ -577,12 +990,13 @@ pub(crate) fn push_endpoints<'a>(
     node_name: &str,
     options: SelectOptions,
     slice: &'a EndpointSlice,
-    ips: &[Slot<'_>],
+    ips: &[Slot],
+    v6: &[Ipv6Addr],
     number: u16,
 ) {
     out.reserve(ips.len());
     for (ep, slot) in slice.endpoints().iter().zip(ips) {
-        let Some(ip) = slot.ip else { continue };
+        let Some(ip) = slot.ip(v6) else { continue };
         let hints = ep.hints.as_ref();
         let node_hints = if options.node_hints {
             hints.and_then(|h| h.for_nodes.as_deref()).unwrap_or(&[])

@@ -119,7 +119,7 @@ pub use endpoint::{Ignored, IpFamily, PlainEndpoint, ProxyEndpoint, SelectOption
 pub use error::TopologyError;
 pub use event::{Event, EventType, REASON_DISABLED, REASON_ENABLED, message};
 pub use hints::{HintsOptions, HintsOutcome, reconcile_hints};
-pub use index::{ServiceSlices, SliceIndex};
+pub use index::{LocalNode, ServiceRun, ServiceSlices, SliceIndex};
 pub use mechanism::{
     ANNOTATION_TOPOLOGY_AWARE_HINTS, ANNOTATION_TOPOLOGY_MODE, AnnotationSeen, Mechanism, MechanismChoice,
     TrafficDistribution, TrafficDistributionSeen, choose_mechanism,

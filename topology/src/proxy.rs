@@ -79,7 +79,7 @@ impl<'a> EndpointTable<'a> {
                     protocol: p.protocol(),
                 };
                 let list = ports.entry(name).or_default();
-                push_endpoints(list, node_name, *options, slice, ips, number);
+                push_endpoints(list, node_name, *options, slice, ips, index.v6_addrs(), number);
             }
         }
         ports.retain(|_, list| {

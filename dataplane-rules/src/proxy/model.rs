@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use svcnet_model::validation::names::{parse_cidr_sloppy, parse_ip_sloppy};
 use svcnet_model::{EndpointSlice, Node, Service};
 use svcnet_topology::{
-    Categories, IpFamily, NodeTopology, PlainEndpoint, PortPolicy, ProxyEndpoint, SelectOptions,
-    ServiceSlices, SliceIndex, proxied_ports, slice_digest,
+    Categories, IpFamily, LocalNode, NodeTopology, PlainEndpoint, PortPolicy, ProxyEndpoint, SelectOptions,
+    ServiceRun, ServiceSlices, SliceIndex, proxied_ports, slice_digest,
 };
 
 use super::config::ProxyConfig;
@@ -510,6 +510,7 @@ impl ProxyModel {
         let options = SelectOptions {
             node_hints: config.node_hints,
         };
+        let local = index.local_node(&topology.name);
         // The last Service of a name wins, as in kube-proxy's map.
         // Usually every name is one Service's: then each port reads its own Service, and the
         // map is not looked up again.
@@ -526,6 +527,8 @@ impl ProxyModel {
         // the same port of the same Service: one of them is kept, once they are sorted by
         // name below, and only then is the port's info built, straight into its place.
         let mut found: Vec<Candidate<'_>> = Vec::with_capacity(services.len());
+        // By candidate, what its port's info reads of the Service.
+        let mut parts: Vec<Option<ServicePart>> = Vec::with_capacity(services.len());
         for (first, p, f) in proxied_ports(services) {
             if f != family {
                 continue;
@@ -542,6 +545,9 @@ impl ProxyModel {
             } else {
                 first
             };
+            // What the port's info reads of its Service is read here, in the Services' order
+            // (usually their order in memory), not later in name order, far apart.
+            parts.push(service_part(svc, p.name(), p.protocol(), family));
             found.push(Candidate {
                 key: PortKey {
                     namespace,
@@ -550,9 +556,29 @@ impl ProxyModel {
                     protocol,
                 },
                 protocol: p.protocol(),
-                svc,
             });
         }
+        // Freed before the model's large lists are made (which may then reuse its memory).
+        drop(by_name);
+        // By candidate, its Service's slices, looked up in a loop of their own, in the
+        // Services' order: the lookups are independent, so their cache misses overlap (between
+        // heavier work, each would wait alone). A Service's ports come together: its slices
+        // are looked up once.
+        let mut run: Option<((&str, &str), ServiceRun)> = None;
+        let runs: Vec<ServiceRun> = found
+            .iter()
+            .map(|c| {
+                let (namespace, name) = (c.key.namespace, c.key.name);
+                match run {
+                    Some((k, r)) if same_name(k.1, name) && same_name(k.0, namespace) => r,
+                    _ => {
+                        let r = index.service_run(namespace, name, family);
+                        run = Some(((namespace, name), r));
+                        r
+                    }
+                }
+            })
+            .collect();
         let order = sorted_unique(&found, config.hash_key);
         let mut ports: Vec<ServicePortInfo> = Vec::with_capacity(order.len());
         let mut scratch = Scratch {
@@ -564,9 +590,16 @@ impl ProxyModel {
         // The digest of each Service's slices, in port order.
         let mut slice_sums: Vec<u64> = Vec::with_capacity(if unindexed.is_some() { order.len() } else { 0 });
         let mut last_service: Option<(&str, &str)> = None;
-        // The slices of the Service of the ports at hand (its ports run together).
-        let mut run: Option<((&str, &str), ServiceSlices<'_, '_>)> = None;
-        for c in order.iter().filter_map(|&i| found.get(i as usize)) {
+        for &i in &order {
+            let (Some(c), Some(part), Some(&slices)) = (
+                found.get(i as usize),
+                parts.get_mut(i as usize),
+                runs.get(i as usize),
+            ) else {
+                continue;
+            };
+            let Some(part) = part.take() else { continue };
+            let slices = index.service_slices_at(slices);
             let port = svcnet_topology::ServicePortName {
                 namespace: c.key.namespace,
                 name: c.key.name,
@@ -574,39 +607,29 @@ impl ProxyModel {
                 protocol: c.protocol,
             };
             let key = (c.key.namespace, c.key.name);
-            let slices = match run {
-                Some((k, r)) if same_name(k.1, key.1) && same_name(k.0, key.0) => r,
-                _ => {
-                    let r = index.service(key.0, key.1, family);
-                    run = Some((key, r));
-                    r
-                }
-            };
-            if port_info_into(
-                c.svc,
+            port_info_into(
+                part,
                 &port,
                 index,
                 &slices,
                 family,
                 &topology,
+                local,
                 &options,
                 &mut scratch,
                 &mut ports,
-            )
-            .is_some()
+            );
+            total_endpoints += scratch.spans.last().map_or(0, |s| s[0].len());
+            if let Some(extra) = unindexed
+                && last_service != Some(key)
             {
-                total_endpoints += scratch.spans.last().map_or(0, |s| s[0].len());
-                if let Some(extra) = unindexed
-                    && last_service != Some(key)
-                {
-                    last_service = Some(key);
-                    let sum = extra
-                        .get(&key)
-                        .copied()
-                        .unwrap_or(0)
-                        .wrapping_add(slices.digest());
-                    slice_sums.push(sum);
-                }
+                last_service = Some(key);
+                let sum = extra
+                    .get(&key)
+                    .copied()
+                    .unwrap_or(0)
+                    .wrapping_add(slices.digest());
+                slice_sums.push(sum);
             }
         }
         // One allocation holds every port's endpoints: the list built, not copied (only
@@ -857,12 +880,10 @@ struct PortKey<'a> {
     protocol: Protocol,
 }
 
-/// A service port the proxier may handle: its name, its protocol as written, and the Service
-/// (the last of its name) it is read from.
+/// A service port the proxier may handle: its name and its protocol as written.
 struct Candidate<'a> {
     key: PortKey<'a>,
     protocol: &'a str,
-    svc: &'a Service,
 }
 
 /// The positions of `found` sorted by name, one per name.
@@ -986,7 +1007,7 @@ fn sorted_unique(found: &[Candidate<'_>], hash: KeyedState) -> Vec<u32> {
 const RECENT: usize = 256;
 
 /// A namespace's slot in `sorted_unique`'s table of recent namespaces: its length and its
-/// first and last bytes (up to 8 each), mixed by a multiply.
+/// first and last bytes (up to 8 each), mixed by a folded multiply.
 #[inline]
 fn recent_slot(s: &str) -> usize {
     let b = s.as_bytes();
@@ -997,8 +1018,10 @@ fn recent_slot(s: &str) -> usize {
         4..8 => w4(b.first_chunk()) | (w4(b.last_chunk()) << 32),
         _ => b.iter().fold(0u64, |h, &c| (h << 8) | u64::from(c)),
     };
-    let h = (words ^ b.len() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    (h >> 56) as usize % RECENT
+    // Both halves of the 128-bit product: names that differ only in their last bytes (the
+    // top bits of the words) still spread over the slots.
+    let wide = u128::from(words ^ b.len() as u64) * 0x9e37_79b9_7f4a_7c15;
+    ((wide >> 64) as u64 ^ wide as u64) as usize % RECENT
 }
 
 /// Buffers reused from one service port to the next.
@@ -1046,33 +1069,47 @@ fn port_info<'a>(
     scratch: &mut Scratch<'a>,
 ) -> Option<ServicePortInfo> {
     let mut out = Vec::with_capacity(1);
-    port_info_into(svc, p, index, slices, family, node, options, scratch, &mut out)?;
+    let local = index.local_node(&node.name);
+    let part = service_part(svc, p.port, p.protocol, family)?;
+    port_info_into(
+        part, p, index, slices, family, node, local, options, scratch, &mut out,
+    );
     out.pop()
 }
 
-/// Appends one service port's info to `out` (built in place), or gives `None` when
-/// kube-proxy would not program it.
-#[inline(never)]
-#[allow(clippy::too_many_arguments)]
-fn port_info_into<'a>(
-    svc: &Service,
-    p: &svcnet_topology::ServicePortName<'_>,
-    index: &SliceIndex<'a>,
-    slices: &ServiceSlices<'_, 'a>,
-    family: IpFamily,
-    node: &NodeTopology,
-    options: &SelectOptions,
-    scratch: &mut Scratch<'a>,
-    out: &mut Vec<ServicePortInfo>,
-) -> Option<()> {
+/// What a service port's info reads of its Service (all but its name and endpoints).
+struct ServicePart {
+    protocol: Protocol,
+    cluster_ip: IpAddr,
+    port: u16,
+    node_port: u16,
+    /// External IPs, load-balancer VIPs and source ranges; `None` when all are empty (as
+    /// they usually are: the part stays small).
+    lists: Option<Box<PartLists>>,
+    session_affinity_timeout: Option<u32>,
+    external_policy_local: bool,
+    internal_policy_local: bool,
+    health_check_node_port: u16,
+}
+
+/// The lists of a [`ServicePart`].
+struct PartLists {
+    external_ips: Vec<IpAddr>,
+    load_balancer_vips: Vec<IpAddr>,
+    source_ranges: Vec<IpNet>,
+}
+
+/// What the info of service port (`port`, `protocol_text`) of `svc` reads of the Service, or
+/// `None` when kube-proxy would not program the port.
+fn service_part(svc: &Service, port: &str, protocol_text: &str, family: IpFamily) -> Option<ServicePart> {
     let spec = svc.spec();
-    let protocol = Protocol::parse(p.protocol)?;
+    let protocol = Protocol::parse(protocol_text)?;
     let cluster_ip = cluster_ip(svc, family)?;
     let sp = spec
         .ports()
         .iter()
         .rev()
-        .find(|sp| same_short(sp.name(), p.port) && same_short(sp.protocol(), p.protocol))?;
+        .find(|sp| same_short(sp.name(), port) && same_short(sp.protocol(), protocol_text))?;
     let port = u16::try_from(sp.port).ok()?;
     let node_port = sp.node_port.and_then(|n| u16::try_from(n).ok()).unwrap_or(0);
     // The type as given: kube-proxy reads the object as the API server stored it (where an
@@ -1141,6 +1178,65 @@ fn port_info_into<'a>(
     } else {
         0
     };
+    let lists = (!(external_ips.is_empty() && load_balancer_vips.is_empty() && source_ranges.is_empty()))
+        .then(|| {
+            Box::new(PartLists {
+                external_ips,
+                load_balancer_vips,
+                source_ranges,
+            })
+        });
+    Some(ServicePart {
+        protocol,
+        cluster_ip,
+        port,
+        node_port,
+        lists,
+        session_affinity_timeout,
+        external_policy_local,
+        internal_policy_local,
+        health_check_node_port,
+    })
+}
+
+/// Appends the info of service port `p` (what it reads of its Service: `part`) to `out`,
+/// built in place.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn port_info_into<'a>(
+    part: ServicePart,
+    p: &svcnet_topology::ServicePortName<'_>,
+    index: &SliceIndex<'a>,
+    slices: &ServiceSlices<'_, 'a>,
+    family: IpFamily,
+    node: &NodeTopology,
+    local: LocalNode,
+    options: &SelectOptions,
+    scratch: &mut Scratch<'a>,
+    out: &mut Vec<ServicePortInfo>,
+) {
+    let ServicePart {
+        protocol,
+        cluster_ip,
+        port,
+        node_port,
+        lists,
+        session_affinity_timeout,
+        external_policy_local,
+        internal_policy_local,
+        health_check_node_port,
+    } = part;
+    let (external_ips, load_balancer_vips, source_ranges) = match lists {
+        Some(l) => {
+            let PartLists {
+                external_ips,
+                load_balancer_vips,
+                source_ranges,
+            } = *l;
+            (external_ips, load_balancer_vips, source_ranges)
+        }
+        None => (Vec::new(), Vec::new(), Vec::new()),
+    };
     let policy = PortPolicy {
         internal_local: internal_policy_local,
         external_local: external_policy_local,
@@ -1151,7 +1247,7 @@ fn port_info_into<'a>(
     let plain = &mut scratch.plain;
     plain.clear();
     let (has_endpoints, endpoint_hints_digest, lists) =
-        if slices.plain_port_endpoints(plain, p.port, p.protocol, &node.name, *options) {
+        if slices.plain_port_endpoints(plain, p.port, p.protocol, local, *options) {
             let eps = &mut scratch.endpoints;
             eps.clear();
             index.service_port_endpoints(eps, p, family, &node.name, *options);
@@ -1206,7 +1302,6 @@ fn port_info_into<'a>(
         has_endpoints,
         endpoint_hints_digest,
     });
-    Some(())
 }
 
 /// `a == b` for short texts (port names, protocols) without a call to `memcmp`: lengths
