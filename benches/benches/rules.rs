@@ -7,6 +7,10 @@
 //! string). The partial payload is 1,405,333 bytes in 89 segments: one block of 128 service
 //! ports rebuilt, the other blocks' `KUBE-SERVICES` lines shared with the prior tables.
 //!
+//! The full generation is timed twice: with each result freed inside the timed loop, and
+//! with the previous sync's result alive during the sync and released after it, untimed
+//! (`previous sync kept`), as a proxy holds its last rule set until the next replaces it.
+//!
 //! The rules + text of a full sync from a prebuilt model are measured three ways: the text
 //! as a new `String` (`Transaction::to_restore_text`), written into a `String` kept across
 //! syncs (`Transaction::write_to`), and as segments borrowed from the sync's buffers, not
@@ -152,6 +156,21 @@ fn rules(c: &mut Criterion) {
         // Criterion's `iter` drops each result inside the timed loop: freeing the model, the
         // state and the 32 MB text is timed too (conservative; kube-proxy's Go frees later).
         b.iter(|| full_once(black_box(&services), black_box(&slices), &config, &settings))
+    });
+    g.bench_function("full: model + rules + text (previous sync kept)", |b| {
+        // The previous sync's result alive during the sync and released after it, untimed,
+        // as a proxy holds its last rule set until the next replaces it.
+        b.iter_custom(|iters| {
+            let mut timed = std::time::Duration::ZERO;
+            let mut previous = None;
+            for _ in 0..iters {
+                let start = std::time::Instant::now();
+                let r = full_once(black_box(&services), black_box(&slices), &config, &settings);
+                timed += start.elapsed();
+                drop(previous.replace(r));
+            }
+            timed
+        })
     });
     g.bench_function("model only", |b| {
         b.iter(|| {

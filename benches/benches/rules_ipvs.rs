@@ -8,6 +8,10 @@
 //!   payload, what kube-proxy's IPVS `syncProxyRules` does after its informers fed it. The
 //!   objects are `svcnet_benches::oracle::cluster`'s, built as structs (as kube-oracle builds
 //!   its Go objects, and as the iptables and nftables full benches take them).
+//!   Each result is dropped inside the timed loop.
+//! - `full (previous sync kept)`: the same, with the previous sync's result alive during
+//!   the sync and released after it, untimed, as a proxy holds its last rule set until the
+//!   next one replaces it.
 //! - `full (objects from JSON)`: the same, over the same cluster deserialized from JSON
 //!   values (this file's `cluster`). Deserializing leaves the objects' small allocations
 //!   (addresses, names) scattered among freed temporaries, and the model's reads of them
@@ -79,6 +83,23 @@ fn bench(c: &mut Criterion) {
             let rules = ipvs::build(&model, &config, &options).expect("rules");
             black_box(rules.iptables.restore_text());
             rules
+        })
+    });
+    g.bench_function("full (previous sync kept)/10000svc-10ep", |b| {
+        // The previous sync's result alive during the sync and released after it, untimed,
+        // as a proxy holds its last rule set until the next replaces it.
+        b.iter_custom(|iters| {
+            let mut timed = std::time::Duration::ZERO;
+            let mut previous = None;
+            for _ in 0..iters {
+                let start = std::time::Instant::now();
+                let model = ProxyModel::build_without_slice_digests(&osvcs, &oslices, None, &config);
+                let rules = ipvs::build(&model, &config, &options).expect("rules");
+                black_box(rules.iptables.restore_text());
+                timed += start.elapsed();
+                drop(previous.replace((model, rules)));
+            }
+            timed
         })
     });
     g.bench_function("full (objects from JSON)/10000svc-10ep", |b| {

@@ -12,7 +12,12 @@
 //!   handed as they are to a fresh proxier (`sync_full_from`; `NftConfig::from_proxy` of
 //!   `oracle_nft::proxy_config`, the same node as `oracle_nft::config`), the full sync and
 //!   its text. Before timing, its text is checked to equal the first one's (whose ports
-//!   are in the model's order for that);
+//!   are in the model's order for that). Every result of a sample stays alive until the
+//!   sample ends (dropped untimed), so the heap grows through the sample and each sync
+//!   also pays for fresh pages;
+//! - `full: model + rules + text (previous sync kept)`: the same sync, with only the
+//!   previous sync's result alive during it, released after it (untimed), as a proxy
+//!   holds its last rule set until the next one replaces it;
 //! - `partial`: endpoint 0 of Service 0 replaced and back, one partial sync each time
 //!   (and its text); the transaction has 3 operations.
 //!
