@@ -324,7 +324,7 @@ pub mod validation {
 /// long-running proxy soon has; the iptables sync's 32 MB text does it on its first free.
 /// Go's runtime, which kube-proxy's benchmark runs on, keeps its heap between iterations too.
 ///
-/// [`steady_heap`] puts the process in that state before timing, so that every backend's
+/// [`steady_heap`](crate::heap::steady_heap) puts the process in that state before timing, so that every backend's
 /// full-sync bench measures the work and not the kernel's page zeroing:
 /// it allocates and frees one 32 MiB block (nothing else; without effect on other
 /// allocators). Set `SVCNET_BENCH_COLD_HEAP=1` to skip it and measure from a fresh process'
