@@ -161,15 +161,9 @@ fn rules(c: &mut Criterion) {
         // The previous sync's result alive during the sync and released after it, untimed,
         // as a proxy holds its last rule set until the next replaces it.
         b.iter_custom(|iters| {
-            let mut timed = std::time::Duration::ZERO;
-            let mut previous = None;
-            for _ in 0..iters {
-                let start = std::time::Instant::now();
-                let r = full_once(black_box(&services), black_box(&slices), &config, &settings);
-                timed += start.elapsed();
-                drop(previous.replace(r));
-            }
-            timed
+            svcnet_benches::timing::previous_kept(iters, || {
+                full_once(black_box(&services), black_box(&slices), &config, &settings)
+            })
         })
     });
     g.bench_function("model only", |b| {

@@ -13,7 +13,7 @@
 //!   the sync and released after it, untimed, as a proxy holds its last rule set until the
 //!   next one replaces it.
 //! - `full (objects from JSON)`: the same, over the same cluster deserialized from JSON
-//!   values (this file's `cluster`). Deserializing leaves the objects' small allocations
+//!   values (`svcnet_benches::oracle::cluster_from_json`). Deserializing leaves the objects' small allocations
 //!   (addresses, names) scattered among freed temporaries, and the model's reads of them
 //!   miss the caches more often: the same work takes markedly longer.
 //! - `from-model`: the IPVS rule set and restore payload from a built proxy model.
@@ -28,49 +28,13 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde_json::json;
-use svcnet_model::{EndpointSlice, Service};
 use svcnet_rules::ipvs::{self, IptablesView, IpvsOptions};
 use svcnet_rules::{ProxyConfig, ProxyModel};
-
-/// kube-oracle's benchmark cluster (`oracle.BenchCluster`).
-fn cluster(services: usize, endpoints: usize) -> (Vec<Service>, Vec<EndpointSlice>) {
-    let mut svcs = Vec::with_capacity(services);
-    let mut slices = Vec::with_capacity(services);
-    for i in 0..services {
-        let (ns, name) = (format!("ns-{}", i % 100), format!("svc-{i}"));
-        let svc = json!({
-            "metadata": {"namespace": ns, "name": name},
-            "spec": {"type": "ClusterIP", "clusterIP": format!("172.30.{}.{}", (i >> 8) & 255, i & 255),
-                     "ports": [{"name": "p80", "port": 80, "protocol": "TCP"}]}
-        });
-        let eps: Vec<_> = (0..endpoints)
-            .map(|j| {
-                let n = i * endpoints + j;
-                json!({
-                    "addresses": [format!("10.{}.{}.{}", 128 + ((n >> 16) & 63), (n >> 8) & 255, n & 255)],
-                    "conditions": {"ready": true},
-                    "nodeName": format!("node-{}", n % 50),
-                })
-            })
-            .collect();
-        let slice = json!({
-            "metadata": {"namespace": ns, "name": format!("{name}-1"),
-                         "labels": {"kubernetes.io/service-name": name}},
-            "addressType": "IPv4",
-            "endpoints": eps,
-            "ports": [{"name": "p80", "port": 80, "protocol": "TCP"}]
-        });
-        svcs.push(serde_json::from_value(svc).expect("service"));
-        slices.push(serde_json::from_value(slice).expect("slice"));
-    }
-    (svcs, slices)
-}
 
 fn bench(c: &mut Criterion) {
     // The allocator as a long-running proxy has it (`SVCNET_BENCH_COLD_HEAP=1`: cold).
     svcnet_benches::heap::steady_heap();
-    let (svcs, slices) = cluster(10_000, 10);
+    let (svcs, slices) = svcnet_benches::oracle::cluster_from_json();
     let config = ProxyConfig::new("node-0", "100.101.102.103".parse().expect("ip"));
     let options = IpvsOptions::default();
     let mut g = c.benchmark_group("rules_ipvs");
@@ -89,17 +53,12 @@ fn bench(c: &mut Criterion) {
         // The previous sync's result alive during the sync and released after it, untimed,
         // as a proxy holds its last rule set until the next replaces it.
         b.iter_custom(|iters| {
-            let mut timed = std::time::Duration::ZERO;
-            let mut previous = None;
-            for _ in 0..iters {
-                let start = std::time::Instant::now();
+            svcnet_benches::timing::previous_kept(iters, || {
                 let model = ProxyModel::build_without_slice_digests(&osvcs, &oslices, None, &config);
                 let rules = ipvs::build(&model, &config, &options).expect("rules");
                 black_box(rules.iptables.restore_text());
-                timed += start.elapsed();
-                drop(previous.replace((model, rules)));
-            }
-            timed
+                (model, rules)
+            })
         })
     });
     g.bench_function("full (objects from JSON)/10000svc-10ep", |b| {

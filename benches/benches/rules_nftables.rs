@@ -97,16 +97,11 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("full: model + rules + text (previous sync kept)", |b| {
         b.iter_custom(|iters| {
-            let mut timed = std::time::Duration::ZERO;
-            let mut previous = None;
-            for _ in 0..iters {
-                let start = std::time::Instant::now();
+            svcnet_benches::timing::previous_kept(iters, || {
                 let r = model_to_text(black_box(&services), black_box(&slices), &node, &proxy);
                 black_box(r.3.len());
-                timed += start.elapsed();
-                drop(previous.replace(r));
-            }
-            timed
+                r
+            })
         })
     });
     let mut p = NftProxier::new(config());

@@ -9,44 +9,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use serde_json::json;
 use svcnet_model::{EndpointSlice, Service};
 use svcnet_rules::ipvs::{self, IpvsOptions};
 use svcnet_rules::{ProxyConfig, ProxyModel};
-
-/// The cluster of `rules_ipvs`' `full (objects from JSON)`: each object from a JSON value.
-fn cluster(services: usize, endpoints: usize) -> (Vec<Service>, Vec<EndpointSlice>) {
-    let mut svcs = Vec::with_capacity(services);
-    let mut slices = Vec::with_capacity(services);
-    for i in 0..services {
-        let (ns, name) = (format!("ns-{}", i % 100), format!("svc-{i}"));
-        let svc = json!({
-            "metadata": {"namespace": ns, "name": name},
-            "spec": {"type": "ClusterIP", "clusterIP": format!("172.30.{}.{}", (i >> 8) & 255, i & 255),
-                     "ports": [{"name": "p80", "port": 80, "protocol": "TCP"}]}
-        });
-        let eps: Vec<_> = (0..endpoints)
-            .map(|j| {
-                let n = i * endpoints + j;
-                json!({
-                    "addresses": [format!("10.{}.{}.{}", 128 + ((n >> 16) & 63), (n >> 8) & 255, n & 255)],
-                    "conditions": {"ready": true},
-                    "nodeName": format!("node-{}", n % 50),
-                })
-            })
-            .collect();
-        let slice = json!({
-            "metadata": {"namespace": ns, "name": format!("{name}-1"),
-                         "labels": {"kubernetes.io/service-name": name}},
-            "addressType": "IPv4",
-            "endpoints": eps,
-            "ports": [{"name": "p80", "port": 80, "protocol": "TCP"}]
-        });
-        svcs.push(serde_json::from_value(svc).expect("service"));
-        slices.push(serde_json::from_value(slice).expect("slice"));
-    }
-    (svcs, slices)
-}
 
 #[inline(never)]
 fn read_slices(text: &str) -> Vec<EndpointSlice> {
@@ -78,7 +43,7 @@ fn best<T>(n: usize, mut f: impl FnMut() -> T) -> u128 {
 
 fn main() {
     let n: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(1);
-    let (services, slices) = cluster(10_000, 10);
+    let (services, slices) = svcnet_benches::oracle::cluster_from_json();
     let config = ProxyConfig::new("node-0", "100.101.102.103".parse().expect("ip"));
     let text = serde_json::to_string(&slices).expect("json");
     let read = best(n, || read_slices(&text));

@@ -88,6 +88,44 @@ pub mod oracle {
         c.masquerade_mark = "0x4000".into();
         c
     }
+
+    /// [`cluster`] as objects deserialized from JSON values, one object at a time, as a
+    /// controller's objects arrive: their small allocations (addresses, names) end up
+    /// scattered among freed temporaries, unlike [`cluster`]'s. `rules_ipvs`' `full (objects
+    /// from JSON)` and the `json_cost` example take it.
+    pub fn cluster_from_json() -> (Vec<Service>, Vec<EndpointSlice>) {
+        use serde_json::json;
+        let mut svcs = Vec::with_capacity(SERVICES);
+        let mut slices = Vec::with_capacity(SERVICES);
+        for i in 0..SERVICES {
+            let (ns, name) = (format!("ns-{}", i % 100), format!("svc-{i}"));
+            let svc = json!({
+                "metadata": {"namespace": ns, "name": name},
+                "spec": {"type": "ClusterIP", "clusterIP": format!("172.30.{}.{}", (i >> 8) & 255, i & 255),
+                         "ports": [{"name": "p80", "port": 80, "protocol": "TCP"}]}
+            });
+            let eps: Vec<_> = (0..ENDPOINTS)
+                .map(|j| {
+                    let n = i * ENDPOINTS + j;
+                    json!({
+                        "addresses": [format!("10.{}.{}.{}", 128 + ((n >> 16) & 63), (n >> 8) & 255, n & 255)],
+                        "conditions": {"ready": true},
+                        "nodeName": format!("node-{}", n % 50),
+                    })
+                })
+                .collect();
+            let slice = json!({
+                "metadata": {"namespace": ns, "name": format!("{name}-1"),
+                             "labels": {"kubernetes.io/service-name": name}},
+                "addressType": "IPv4",
+                "endpoints": eps,
+                "ports": [{"name": "p80", "port": 80, "protocol": "TCP"}]
+            });
+            svcs.push(serde_json::from_value(svc).expect("service"));
+            slices.push(serde_json::from_value(slice).expect("slice"));
+        }
+        (svcs, slices)
+    }
 }
 
 /// The same cluster as the nftables proxier's input (service ports with their endpoints).
@@ -349,5 +387,31 @@ pub mod heap {
         let block: Vec<u8> = Vec::with_capacity(BLOCK);
         drop(std::hint::black_box(block));
         true
+    }
+}
+
+/// Timing of syncs as a proxy runs them, for criterion's `iter_custom`.
+pub mod timing {
+    use std::time::{Duration, Instant};
+
+    /// Runs `sync` `iters` times and returns the time spent in it, with the previous run's
+    /// result alive during each run and released after it, untimed: as a proxy holds its last
+    /// rule set until the next one replaces it (neither every result kept, so that the heap
+    /// grows, nor each freed inside the timed part).
+    ///
+    /// ```
+    /// let timed = svcnet_benches::timing::previous_kept(3, || vec![0u8; 1024]);
+    /// assert!(timed.as_secs() < 60);
+    /// ```
+    pub fn previous_kept<T>(iters: u64, mut sync: impl FnMut() -> T) -> Duration {
+        let mut timed = Duration::ZERO;
+        let mut previous = None;
+        for _ in 0..iters {
+            let start = Instant::now();
+            let result = sync();
+            timed += start.elapsed();
+            drop(previous.replace(result));
+        }
+        timed
     }
 }
