@@ -321,6 +321,47 @@ mod tests {
         h.finish()
     }
 
+    /// `short_text_eq` is `==` on names of every length class it reads differently (the
+    /// proxy model's namespaces and names, the slice index's node names).
+    #[test]
+    fn short_text_eq_is_text_equality() {
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcd",
+            "abce",
+            "ns-1",
+            "ns-2",
+            "ns-12",
+            "ns-13",
+            "abcdefgh",
+            "abcdefgi",
+            "bbcdefgh",
+            "kube-system",
+            "kube-systen",
+            "0123456789abcdef",
+            "0123456789abcdeg",
+            "1123456789abcdef",
+            "0123456789abcdefg",
+            "0123456789abcdefh",
+            "node-1",
+            "node-2",
+            "node-12",
+            "node-13",
+            "node-1x",
+            "node-123456789",
+            "node-123456780",
+            "xode-123456789",
+        ];
+        for a in texts {
+            for b in texts {
+                assert_eq!(short_text_eq(a, b), a == b, "{a:?} {b:?}");
+            }
+        }
+    }
+
     type Key = (&'static str, &'static str);
 
     const PAIRS: [(Key, Key); 4] = [

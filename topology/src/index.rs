@@ -1558,39 +1558,6 @@ mod tests {
     }
 
     #[test]
-    fn same_text_is_text_equality() {
-        let texts = [
-            "",
-            "a",
-            "ab",
-            "abc",
-            "abcd",
-            "abce",
-            "node-1",
-            "node-2",
-            "node-12",
-            "node-13",
-            "node-1x",
-            "abcdefgh",
-            "abcdefgi",
-            "bbcdefgh",
-            "node-123456789",
-            "node-123456780",
-            "xode-123456789",
-            "0123456789abcdef",
-            "0123456789abcdeg",
-            "1123456789abcdef",
-            "0123456789abcdefg",
-            "0123456789abcdefh",
-        ];
-        for a in texts {
-            for b in texts {
-                assert_eq!(same_text(a, b), a == b, "{a:?} {b:?}");
-            }
-        }
-    }
-
-    #[test]
     fn dotted_quad_edges() {
         for bad in [
             "",

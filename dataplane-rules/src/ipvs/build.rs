@@ -581,19 +581,13 @@ mod tests {
     /// were in that order (copied as they are) or not (sorted).
     #[test]
     fn real_servers_in_text_order_each_once() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::ipvs::sort::xorshift(0x2545_f491_4f6c_dd1du64);
         let mut scratch = Vec::new();
         for round in 0..200 {
             let mut eps: Vec<Endpoint> = (0..(round % 13))
                 .map(|_| {
                     let r = next();
-                    let address = if round % 5 == 4 && r % 3 == 0 {
+                    let address = if round % 5 == 4 && r.is_multiple_of(3) {
                         IpAddr::from([0xfd00, 0, 0, 0, 0, 0, (r >> 8) as u16 % 3, (r >> 16) as u16 % 20])
                     } else {
                         IpAddr::from([
@@ -644,19 +638,13 @@ mod tests {
     /// to it.
     #[test]
     fn virtual_servers_sort_by_output_key_stably() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::ipvs::sort::xorshift(0x2545_f491_4f6c_dd1du64);
         let protocols = [Protocol::Tcp, Protocol::Udp, Protocol::Sctp];
         for round in 0..40 {
             let mut vss: Vec<VirtualServer> = (0..300u32)
                 .map(|n| {
                     let r = next();
-                    let address = if round % 4 == 3 && r % 50 == 0 {
+                    let address = if round % 4 == 3 && r.is_multiple_of(50) {
                         ip("fd00::1")
                     } else {
                         IpAddr::from([10, (r % 2) as u8, (r >> 8) as u8 % 3, (r >> 16) as u8 % 5])

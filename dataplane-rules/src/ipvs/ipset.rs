@@ -582,13 +582,7 @@ mod tests {
     /// addresses) fall back to it.
     #[test]
     fn sorts_as_the_entries_order() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::ipvs::sort::xorshift(0x9e37_79b9_7f4a_7c15u64);
         let protocols = [Protocol::Tcp, Protocol::Udp, Protocol::Sctp];
         for round in 0..50 {
             let mut entries: Vec<IpSetEntry> = (0..200)
@@ -608,7 +602,7 @@ mod tests {
                             ip2: ip,
                         },
                         // an IPv6 entry among IPv4 ones, or another kind of entry
-                        _ if r % 2 == 0 => IpSetEntry::Ip("fd00::1".parse().unwrap()),
+                        _ if r.is_multiple_of(2) => IpSetEntry::Ip("fd00::1".parse().unwrap()),
                         _ => IpSetEntry::Port(port),
                     }
                 })

@@ -63,19 +63,25 @@ fn scatter<T: Copy>(from: &[T], to: &mut [T], next: &mut [usize; 256], shift: u3
     }
 }
 
+/// A xorshift generator from `seed` (not zero), for the IPVS tests' random inputs.
+#[cfg(test)]
+pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn sorts_as_a_stable_sort_does() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::ipvs::sort::xorshift(0x9e37_79b9_7f4a_7c15u64);
         for (len, bytes, mask) in [
             (0usize, 4usize, u64::MAX),
             (10, 4, 0xffff_ffff),

@@ -1881,8 +1881,9 @@ mod tests {
     }
 
     #[test]
-    fn same_name_is_text_equality() {
-        let texts = [
+    fn recent_slots_are_in_range() {
+        // Name equality itself (`short_text_eq`) is tested in svcnet-model.
+        for a in [
             "",
             "a",
             "ab",
@@ -1903,12 +1904,8 @@ mod tests {
             "1123456789abcdef",
             "0123456789abcdefg",
             "0123456789abcdefh",
-        ];
-        for a in texts {
+        ] {
             assert!(recent_slot(a) < RECENT);
-            for b in texts {
-                assert_eq!(same_name(a, b), a == b, "{a:?} {b:?}");
-            }
         }
     }
 
